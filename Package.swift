@@ -1,0 +1,88 @@
+// swift-tools-version: 6.1
+// Vitrine: a boot-to-playback digital-signage player for Linux.
+// Layers point one way; see ../shared/DESIGN.md (copied into README.md's overview).
+
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("InternalImportsByDefault"),
+]
+
+let package = Package(
+    name: "Vitrine",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "vitrine", targets: ["VitrineCLI"]),
+        .library(name: "MediaTime", targets: ["MediaTime"]),
+        .library(name: "MediaAsset", targets: ["MediaAsset"]),
+        .library(name: "Playback", targets: ["Playback"]),
+        .library(name: "Display", targets: ["Display"]),
+        .library(name: "Audio", targets: ["Audio"]),
+        .library(name: "Schedule", targets: ["Schedule"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+    ],
+    targets: [
+        // C libraries from Debian's -dev packages, each behind a shim header.
+        .systemLibrary(
+            name: "CFFmpeg", pkgConfig: "libavformat",
+            providers: [.apt(["libavformat-dev", "libavcodec-dev", "libavutil-dev", "libswscale-dev", "libswresample-dev", "libavfilter-dev"])]),
+        .systemLibrary(name: "CDRM", pkgConfig: "libdrm", providers: [.apt(["libdrm-dev", "libgbm-dev"])]),
+        .systemLibrary(name: "CEGL", pkgConfig: "egl", providers: [.apt(["libegl-dev", "libgles-dev"])]),
+        .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
+        .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+
+        .target(name: "MediaTime", swiftSettings: strict),
+        .target(
+            name: "MediaAsset",
+            dependencies: ["CFFmpeg", "MediaTime", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+        .target(
+            name: "Playback",
+            dependencies: [
+                "CFFmpeg", "MediaAsset", "MediaTime",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "DequeModule", package: "swift-collections"),
+            ],
+            swiftSettings: strict),
+        .target(
+            name: "Display",
+            dependencies: ["CDRM", "CEGL", "CFreeType", "Playback", "MediaAsset", "MediaTime", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+        .target(
+            name: "Audio",
+            dependencies: ["CALSA", "Playback", "MediaAsset", "MediaTime", .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
+        .target(
+            name: "Schedule",
+            dependencies: ["MediaTime", .product(name: "TOMLKit", package: "TOMLKit")],
+            swiftSettings: strict),
+        .executableTarget(
+            name: "VitrineCLI",
+            dependencies: [
+                "MediaTime", "MediaAsset", "Playback", "Display", "Audio", "Schedule",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
+
+        .testTarget(
+            name: "MediaTimeTests",
+            dependencies: ["MediaTime", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "MediaAssetTests", dependencies: ["MediaAsset", "MediaTime"]),
+        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaAsset", "MediaTime"]),
+        .testTarget(name: "DisplayTests", dependencies: ["Display", "Playback", "MediaAsset", "MediaTime"]),
+        .testTarget(name: "AudioTests", dependencies: ["Audio", "Playback", "MediaAsset", "MediaTime"]),
+        .testTarget(
+            name: "ScheduleTests",
+            dependencies: ["Schedule", "MediaTime", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "VitrineCLITests", dependencies: ["MediaTime"]),
+    ],
+    swiftLanguageModes: [.v6]
+)

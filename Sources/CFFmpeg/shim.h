@@ -1,0 +1,100 @@
+// FFmpeg (libavformat, libavcodec, libavutil, libswscale, libswresample, libavfilter)
+// for Swift. Macros Swift cannot import are wrapped in static inline functions.
+#ifndef VITRINE_CFFMPEG_SHIM_H
+#define VITRINE_CFFMPEG_SHIM_H
+
+#include <errno.h>
+#include <libavformat/avformat.h>
+#include <libavformat/avio.h>
+#include <libavcodec/avcodec.h>
+#include <libavutil/avutil.h>
+#include <libavutil/display.h>
+#include <libavutil/error.h>
+#include <libavutil/imgutils.h>
+#include <libavutil/log.h>
+#include <libavutil/opt.h>
+#include <libavutil/pixdesc.h>
+#include <libavutil/channel_layout.h>
+#include <libavutil/samplefmt.h>
+#include <libavutil/dict.h>
+#include <libavutil/frame.h>
+#include <libswscale/swscale.h>
+#include <libswresample/swresample.h>
+#include <libavfilter/avfilter.h>
+#include <libavfilter/buffersink.h>
+#include <libavfilter/buffersrc.h>
+
+static inline int64_t vitrine_av_nopts_value(void) { return AV_NOPTS_VALUE; }
+static inline int vitrine_averror(int posixErrno) { return AVERROR(posixErrno); }
+static inline int vitrine_averror_eof(void) { return AVERROR_EOF; }
+static inline int vitrine_averror_eagain(void) { return AVERROR(EAGAIN); }
+static inline int vitrine_averror_exit(void) { return AVERROR_EXIT; }
+static inline int vitrine_averror_invaliddata(void) { return AVERROR_INVALIDDATA; }
+static inline int vitrine_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
+static inline int vitrine_av_time_base(void) { return AV_TIME_BASE; }
+static inline AVRational vitrine_av_time_base_q(void) { AVRational r = { 1, AV_TIME_BASE }; return r; }
+static inline int vitrine_av_error_max_string_size(void) { return AV_ERROR_MAX_STRING_SIZE; }
+static inline int vitrine_av_dict_ignore_suffix(void) { return AV_DICT_IGNORE_SUFFIX; }
+static inline int vitrine_avseek_flag_backward(void) { return AVSEEK_FLAG_BACKWARD; }
+static inline int vitrine_avseek_flag_any(void) { return AVSEEK_FLAG_ANY; }
+static inline int vitrine_avio_flag_read(void) { return AVIO_FLAG_READ; }
+static inline int vitrine_av_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
+static inline int vitrine_av_disposition_attached_pic(void) { return AV_DISPOSITION_ATTACHED_PIC; }
+static inline int vitrine_av_disposition_default(void) { return AV_DISPOSITION_DEFAULT; }
+static inline int vitrine_av_disposition_forced(void) { return AV_DISPOSITION_FORCED; }
+static inline int vitrine_av_disposition_hearing_impaired(void) { return AV_DISPOSITION_HEARING_IMPAIRED; }
+static inline int vitrine_av_disposition_visual_impaired(void) { return AV_DISPOSITION_VISUAL_IMPAIRED; }
+static inline int vitrine_avfmt_flag_nofile(void) { return AVFMT_NOFILE; }
+static inline int vitrine_av_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
+static inline int vitrine_av_codec_cap_frame_threads(void) { return AV_CODEC_CAP_FRAME_THREADS; }
+static inline int vitrine_av_codec_cap_slice_threads(void) { return AV_CODEC_CAP_SLICE_THREADS; }
+static inline int vitrine_ff_thread_frame(void) { return FF_THREAD_FRAME; }
+static inline int vitrine_ff_thread_slice(void) { return FF_THREAD_SLICE; }
+static inline int vitrine_sws_bicubic(void) { return SWS_BICUBIC; }
+static inline int vitrine_sws_bilinear(void) { return SWS_BILINEAR; }
+static inline int vitrine_sws_area(void) { return SWS_AREA; }
+static inline int vitrine_sws_accurate_rnd(void) { return SWS_ACCURATE_RND; }
+static inline int vitrine_sws_full_chr_h_int(void) { return SWS_FULL_CHR_H_INT; }
+static inline int vitrine_av_log_quiet(void) { return AV_LOG_QUIET; }
+static inline int vitrine_av_log_error(void) { return AV_LOG_ERROR; }
+static inline int vitrine_av_log_warning(void) { return AV_LOG_WARNING; }
+static inline int vitrine_av_num_data_pointers(void) { return AV_NUM_DATA_POINTERS; }
+
+/// Copies FFmpeg's message for an error code into `buffer`.
+static inline const char *vitrine_av_strerror(int errnum, char *buffer, size_t size) {
+    av_strerror(errnum, buffer, size);
+    return buffer;
+}
+
+/// The display-matrix rotation of a stream in degrees (counter-clockwise as FFmpeg reports), or NAN.
+static inline double vitrine_stream_display_rotation(const AVStream *stream) {
+    size_t size = 0;
+    const uint8_t *matrix = av_stream_get_side_data(stream, AV_PKT_DATA_DISPLAYMATRIX, &size);
+    if (!matrix || size < 9 * sizeof(int32_t)) return NAN;
+    return av_display_rotation_get((const int32_t *)matrix);
+}
+
+/// The interrupt callback FFmpeg polls during blocking I/O; the opaque pointer
+/// is a deadline in CLOCK_MONOTONIC nanoseconds (0 = none) plus a cancel flag.
+typedef struct VitrineIODeadline {
+    volatile int64_t deadlineNanoseconds;
+    volatile int cancelled;
+} VitrineIODeadline;
+
+#include <time.h>
+static inline int vitrine_io_interrupt(void *opaque) {
+    VitrineIODeadline *d = (VitrineIODeadline *)opaque;
+    if (!d) return 0;
+    if (d->cancelled) return 1;
+    if (d->deadlineNanoseconds == 0) return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
+    return now > d->deadlineNanoseconds;
+}
+static inline void vitrine_install_interrupt(AVFormatContext *ctx, VitrineIODeadline *deadline) {
+    ctx->interrupt_callback.callback = vitrine_io_interrupt;
+    ctx->interrupt_callback.opaque = deadline;
+}
+
+#endif

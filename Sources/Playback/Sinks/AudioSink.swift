@@ -1,0 +1,67 @@
+public import MediaTime
+
+/// The fixed PCM format of an audio sink: interleaved 32-bit float.
+public struct AudioFormat: Sendable, Hashable, CustomStringConvertible {
+    public var sampleRate: Int
+    public var channelCount: Int
+
+    public init(sampleRate: Int = 48_000, channelCount: Int = 2) {
+        self.sampleRate = sampleRate
+        self.channelCount = channelCount
+    }
+
+    public var description: String { "\(sampleRate) Hz, \(channelCount) ch, f32" }
+}
+
+/// Interleaved float samples with the media time of the first one.
+public struct AudioBuffer: Sendable {
+    public var samples: [Float]
+    public var format: AudioFormat
+    /// Presentation time of the first sample, in the item's timeline.
+    public var presentationTime: MediaTime
+
+    public init(samples: [Float], format: AudioFormat, presentationTime: MediaTime) {
+        self.samples = samples
+        self.format = format
+        self.presentationTime = presentationTime
+    }
+
+    /// Samples per channel.
+    public var frameCount: Int { format.channelCount == 0 ? 0 : samples.count / format.channelCount }
+    /// `frameCount / sampleRate` as an exact time.
+    public var duration: MediaTime { MediaTime(value: Int64(frameCount), timescale: Int32(format.sampleRate)) }
+}
+
+/// Which media time the listener hears at which host time: the master clock's reading.
+public struct AudioClockReading: Sendable, Hashable {
+    /// The media time of the sample leaving the speaker at ``hostTime``.
+    public var mediaTime: MediaTime
+    /// Host time (``MonotonicClock`` timeline) of the reading.
+    public var hostTime: MediaTime
+
+    public init(mediaTime: MediaTime, hostTime: MediaTime) {
+        self.mediaTime = mediaTime
+        self.hostTime = hostTime
+    }
+}
+
+/// Where decoded audio goes: an ALSA output's input stream, or a test's recording sink.
+///
+/// One sink is one stream into the output's mixer; it stays open across items so
+/// transitions are gapless. The engine's audio thread is the only writer.
+public protocol AudioSink: AnyObject, Sendable {
+    /// The format ``enqueue(_:)`` expects.
+    var format: AudioFormat { get }
+    /// Appends samples, blocking while the sink's queue is full. Returns `false` once
+    /// the sink is closed or flushed while waiting (the buffer was not queued).
+    func enqueue(_ buffer: AudioBuffer) -> Bool
+    /// The media time being heard now, or `nil` before the first sample plays
+    /// (or while the device is gone: the engine then falls back to the display clock).
+    func currentReading() -> AudioClockReading?
+    /// Drops queued samples (seek, item change that is not gapless).
+    func flush()
+    /// Pauses or resumes output without dropping queued samples.
+    func setPaused(_ paused: Bool)
+    /// The stream's volume, 0...1, ramped by the sink to avoid clicks.
+    func setVolume(_ volume: Float)
+}

@@ -1,0 +1,65 @@
+public import MediaTime
+
+/// One refresh of a display: when it is expected on glass and its sequence number.
+public struct RefreshTick: Sendable, Hashable {
+    /// Counts refreshes since the display started.
+    public var sequence: UInt64
+    /// Host time (``MonotonicClock`` timeline) at which this refresh is expected to
+    /// become visible; after presentation, the time it did (the vblank timestamp on KMS).
+    public var hostTime: MediaTime
+
+    public init(sequence: UInt64, hostTime: MediaTime) {
+        self.sequence = sequence
+        self.hostTime = hostTime
+    }
+}
+
+/// A subtitle to draw above the video: text, or a bitmap already in RGBA.
+public enum SubtitleContent: Sendable {
+    case text(String)
+    case bitmap(VideoFrame, x: Int, y: Int, referenceWidth: Int, referenceHeight: Int)
+}
+
+/// What the engine wants on screen at one refresh.
+public struct VideoSinkContent: Sendable {
+    /// Identifies what is shown, so a sink can report back which frame reached the viewer.
+    public var frameID: UInt64
+    /// The picture; `nil` keeps the previous one (never black by accident).
+    public var frame: VideoFrame?
+    /// The subtitle, if any is active.
+    public var subtitle: SubtitleContent?
+
+    public init(frameID: UInt64, frame: VideoFrame?, subtitle: SubtitleContent? = nil) {
+        self.frameID = frameID
+        self.frame = frame
+        self.subtitle = subtitle
+    }
+}
+
+/// The engine side of a video sink: asked what to show, told what was shown.
+///
+/// The sink's render thread calls ``content(for:)`` once per refresh, before drawing,
+/// then ``didPresent(frameID:at:)`` when that content became visible (page-flip event on
+/// KMS, the present on headless). Observers fire from the second call: on what the
+/// viewer saw, not on what was decoded.
+public protocol VideoFrameSource: AnyObject, Sendable {
+    /// The content for the refresh expected at `tick`, or `nil` when nothing changed
+    /// (the sink then neither redraws nor flips).
+    func content(for tick: RefreshTick) -> VideoSinkContent?
+    /// The content with `frameID` is on screen since `tick.hostTime`.
+    func didPresent(frameID: UInt64, at tick: RefreshTick)
+    /// A refresh passed with no new content (the clock still advances for the engine).
+    func didSkipRefresh(_ tick: RefreshTick)
+}
+
+/// Where decoded video goes: a display (KMS, headless) or a test's recording sink.
+///
+/// The sink owns its refresh clock and pulls from its source at every refresh.
+public protocol VideoSink: AnyObject, Sendable {
+    /// Time between refreshes (1/60 s at 60 Hz).
+    var refreshInterval: MediaTime { get }
+    /// The output size in pixels after rotation.
+    var outputSize: (width: Int, height: Int) { get }
+    /// Sets (or clears) the source pulled at each refresh. Takes effect on the next refresh.
+    func setSource(_ source: (any VideoFrameSource)?)
+}

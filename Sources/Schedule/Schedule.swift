@@ -1,0 +1,1 @@
+// Schedule: see DESIGN.md's module table.

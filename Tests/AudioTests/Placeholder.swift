@@ -1,0 +1,1 @@
+// Tests for Audio live in this folder, one file per behaviour.

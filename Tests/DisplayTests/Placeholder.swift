@@ -1,0 +1,1 @@
+// Tests for Display live in this folder, one file per behaviour.

@@ -1,0 +1,1 @@
+// Tests for MediaAsset live in this folder, one file per behaviour.

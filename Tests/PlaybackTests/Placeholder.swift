@@ -1,0 +1,1 @@
+// Tests for Playback live in this folder, one file per behaviour.

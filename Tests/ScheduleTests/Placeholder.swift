@@ -1,0 +1,1 @@
+// Tests for Schedule live in this folder, one file per behaviour.

@@ -1,0 +1,1 @@
+// Tests for VitrineCLI live in this folder, one file per behaviour.

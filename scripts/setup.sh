@@ -1,0 +1,54 @@
+#!/usr/bin/env bash
+# Installs everything Vitrine's build, tests, demo and benchmarks need on Debian 12.
+# Idempotent: it installs only what is missing, so a second run takes a second.
+# Run as root (or with sudo available).
+set -euo pipefail
+
+packages=(
+    # Build: C libraries behind the system-library targets.
+    pkg-config
+    libavformat-dev libavcodec-dev libavutil-dev libswscale-dev libswresample-dev libavfilter-dev
+    libdrm-dev libgbm-dev libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
+    libasound2-dev libasound2-plugins
+    libfreetype-dev fonts-dejavu-core
+    # Tests: reference tools and devices.
+    ffmpeg python3 python3-pip
+    pulseaudio pulseaudio-utils
+    # The KMS proof in a VM.
+    qemu-system-x86 qemu-utils debootstrap socat busybox-static e2fsprogs xz-utils cpio kmod
+    # Benchmarks.
+    mpv hyperfine time
+)
+
+sudo_if_needed() {
+    if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for package in "${packages[@]}"; do
+    status=$(dpkg-query -W -f='${Status}' "$package" 2>/dev/null || true)
+    [ "$status" = "install ok installed" ] || missing+=("$package")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    echo "setup: installing ${missing[*]}" >&2
+    sudo_if_needed apt-get update -qq
+    sudo_if_needed env DEBIAN_FRONTEND=noninteractive \
+        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+fi
+
+# python-dateutil checks the schedule resolver's recurrence expansion.
+if ! python3 -c 'import dateutil.rrule' 2>/dev/null; then
+    python3 -m pip install --quiet python-dateutil 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages python-dateutil
+fi
+
+if ! command -v swift >/dev/null 2>&1; then
+    for candidate in /opt/swift/usr/bin /usr/share/swift/usr/bin; do
+        [ -x "$candidate/swift" ] && export PATH="$candidate:$PATH"
+    done
+fi
+if ! command -v swift >/dev/null 2>&1; then
+    echo "setup: Swift 6.1 or later is needed and is not on PATH." >&2
+    echo "setup: install the toolchain for Debian 12 from swift.org into /opt/swift, then run this again." >&2
+    exit 1
+fi

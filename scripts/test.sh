@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Sets up the machine and runs Vitrine's whole test suite: the Swift tests (real FFmpeg,
+# EGL, ALSA) and the script-level tests (CLI, VM proof when QEMU can run it).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+source scripts/setup.sh
+
+mkdir -p .build
+# Our own sources must build without warnings (dependencies' warnings are theirs).
+swift build --build-tests 2>&1 | tee .build/build.log | grep -E 'error:|warning:' || true
+[ "${PIPESTATUS[0]}" -eq 0 ] || { echo "test: the build failed" >&2; exit 1; }
+if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build/build.log; then
+    echo "test: the build has warnings (Swift 6, no warnings allowed)" >&2
+    exit 1
+fi
+
+swift test --skip-build
