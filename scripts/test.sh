@@ -14,4 +14,5 @@ if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build/build.log; then
     exit 1
 fi
 
+bash scripts/fixtures.sh
 swift test --skip-build
