@@ -1,6 +1,6 @@
-public import MediaAsset
+import MediaAsset
 public import MediaTime
-public import Logging
+import Logging
 import Synchronization
 
 /// The layers a display composites, changeable from any thread or task.
