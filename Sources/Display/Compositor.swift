@@ -335,11 +335,12 @@ enum VideoProgramKind: CaseIterable, CustomStringConvertible {
             sample = "vec3(texture2D(u_plane0, v_texcoord).r, texture2D(u_plane1, v_texcoord).ra)"
         case .p010:
             // 16-bit little-endian samples arrive as byte pairs (low in r, high in a/g); linear filtering of
-            // both bytes is still linear in the 16-bit value.
+            // both bytes is still linear in the 16-bit value. The weights are pre-divided by 65535 so no
+            // intermediate leaves mediump's range (2^14) on GPUs that compute at half precision.
             sample = """
-                vec3(dot(texture2D(u_plane0, v_texcoord).ra, vec2(255.0, 65280.0)),
-                         dot(texture2D(u_plane1, v_texcoord).rg, vec2(255.0, 65280.0)),
-                         dot(texture2D(u_plane1, v_texcoord).ba, vec2(255.0, 65280.0))) / 65535.0
+                vec3(dot(texture2D(u_plane0, v_texcoord).ra, k16),
+                         dot(texture2D(u_plane1, v_texcoord).rg, k16),
+                         dot(texture2D(u_plane1, v_texcoord).ba, k16))
                 """
         case .rgb:
             return Shaders.header + """
@@ -353,6 +354,7 @@ enum VideoProgramKind: CaseIterable, CustomStringConvertible {
             uniform sampler2D u_plane2;
             uniform mat3 u_matrix;
             uniform vec3 u_offset;
+            const vec2 k16 = vec2(255.0 / 65535.0, 65280.0 / 65535.0);
             void main() {
                 vec3 raw = \(sample);
                 gl_FragColor = vec4(clamp(u_matrix * (raw - u_offset), 0.0, 1.0), 1.0);
