@@ -1,4 +1,37 @@
 internal import CEGL
+import Synchronization
+
+/// Counts the users of each EGLDisplay. EGL hands every caller of the same platform and native display
+/// the same EGLDisplay, and `eglTerminate` from one render thread would pull it from under another
+/// (EGL_BAD_DISPLAY), so displays are initialised on first use and terminated after the last.
+private let eglDisplayUsers = Mutex<[UInt: Int]>([:])
+
+private func retainDisplay(_ display: EGLDisplay) -> Bool {
+    eglDisplayUsers.withLock { users in
+        let key = UInt(bitPattern: display)
+        if let count = users[key] {
+            users[key] = count + 1
+            return true
+        }
+        var major: EGLint = 0, minor: EGLint = 0
+        guard eglInitialize(display, &major, &minor) == EGL_TRUE else { return false }
+        users[key] = 1
+        return true
+    }
+}
+
+private func releaseDisplay(_ display: EGLDisplay) {
+    eglDisplayUsers.withLock { users in
+        let key = UInt(bitPattern: display)
+        let count = (users[key] ?? 1) - 1
+        if count > 0 {
+            users[key] = count
+        } else {
+            users[key] = nil
+            eglTerminate(display)
+        }
+    }
+}
 
 /// An EGL display, a GLES context and (on GBM) a window surface, current on the render thread.
 ///
@@ -38,10 +71,9 @@ final class EGLRenderContext {
         display: EGLDisplay, surfaceType: Int32, nativeVisual: UInt32?,
         makeSurface: ((EGLDisplay, EGLConfig) -> EGLSurface?)?
     ) throws(DisplayError) {
-        var major: EGLint = 0, minor: EGLint = 0
-        guard eglInitialize(display, &major, &minor) == EGL_TRUE else { throw .egl("eglInitialize", eglGetError()) }
+        guard retainDisplay(display) else { throw .egl("eglInitialize", eglGetError()) }
         guard eglBindAPI(EGLenum(EGL_OPENGL_ES_API)) == EGL_TRUE else {
-            eglTerminate(display)
+            releaseDisplay(display)
             throw .egl("binding the GLES API", eglGetError())
         }
         let attributes: [EGLint] = [
@@ -67,7 +99,7 @@ final class EGLRenderContext {
             break
         }
         guard let chosen else {
-            eglTerminate(display)
+            releaseDisplay(display)
             throw .egl("finding an RGB888 GLES config", eglGetError())
         }
         var context: EGLContext? = nil
@@ -81,7 +113,7 @@ final class EGLRenderContext {
             }
         }
         guard let context, context != vitrine_egl_no_context() else {
-            eglTerminate(display)
+            releaseDisplay(display)
             throw .egl("creating a GLES context", eglGetError())
         }
         var surface: EGLSurface? = vitrine_egl_no_surface()
@@ -89,7 +121,7 @@ final class EGLRenderContext {
             guard let made = makeSurface(display, chosen), made != vitrine_egl_no_surface() else {
                 let code = eglGetError()
                 eglDestroyContext(display, context)
-                eglTerminate(display)
+                releaseDisplay(display)
                 throw .egl("creating the window surface", code)
             }
             surface = made
@@ -97,7 +129,7 @@ final class EGLRenderContext {
         guard eglMakeCurrent(display, surface, surface, context) == EGL_TRUE else {
             let code = eglGetError()
             eglDestroyContext(display, context)
-            eglTerminate(display)
+            releaseDisplay(display)
             throw .egl("making the context current", code)
         }
         self.display = display
@@ -124,6 +156,6 @@ final class EGLRenderContext {
         if surface != vitrine_egl_no_surface() { eglDestroySurface(display, surface) }
         surface = vitrine_egl_no_surface()
         eglDestroyContext(display, context)
-        eglTerminate(display)
+        releaseDisplay(display)
     }
 }
