@@ -21,7 +21,9 @@ package final class Demuxer: @unchecked Sendable {
     package let openTimeout: Duration
     /// The longest time one read or seek may block.
     package let readTimeout: Duration
-    private let interrupt: UnsafeMutablePointer<VitrineIODeadline>
+    /// The cancel flag and deadline FFmpeg's interrupt callback polls.
+    package let interruption: IOInterruption
+    private var interrupt: UnsafeMutablePointer<VitrineIODeadline> { interruption.pointer }
 
     /// Opens `source` and (unless `findStreamInfo` is false) reads enough to know its streams.
     ///
@@ -31,12 +33,14 @@ package final class Demuxer: @unchecked Sendable {
         source: String,
         openTimeout: Duration = .seconds(15),
         readTimeout: Duration = .seconds(15),
-        findStreamInfo: Bool = true
+        findStreamInfo: Bool = true,
+        interruption: IOInterruption = IOInterruption()
     ) throws(MediaError) {
         FFmpegLibrary.configure()
         self.source = source
         self.openTimeout = openTimeout
         self.readTimeout = readTimeout
+        self.interruption = interruption
         let isNetwork = source.contains("://") && !source.hasPrefix("file:")
 
         if !isNetwork {
@@ -51,10 +55,11 @@ package final class Demuxer: @unchecked Sendable {
             }
         }
 
-        interrupt = .allocate(capacity: 1)
-        interrupt.initialize(to: VitrineIODeadline(deadlineNanoseconds: 0, cancelled: 0))
+        let interrupt = interruption.pointer
+        if vitrine_io_is_cancelled(interrupt) != 0 {
+            throw MediaError(source: source, operation: "cannot open", reason: .cancelled)
+        }
         guard let allocated = avformat_alloc_context() else {
-            interrupt.deallocate()
             throw MediaError(source: source, operation: "cannot open", reason: .outOfMemory)
         }
         vitrine_install_interrupt(allocated, interrupt)
@@ -71,9 +76,7 @@ package final class Demuxer: @unchecked Sendable {
         var status = avformat_open_input(&contextPointer, source, nil, &options)
         guard status >= 0, let opened = contextPointer else {
             // avformat_open_input frees the context on failure.
-            let error = MediaError.ffmpeg(status, source: source, operation: "cannot open", interrupt: interrupt)
-            interrupt.deallocate()
-            throw error
+            throw MediaError.ffmpeg(status, source: source, operation: "cannot open", interrupt: interrupt)
         }
         context = opened
         if findStreamInfo {
@@ -82,7 +85,6 @@ package final class Demuxer: @unchecked Sendable {
                 let error = MediaError.ffmpeg(status, source: source, operation: "cannot read stream information", interrupt: interrupt)
                 var closing: UnsafeMutablePointer<AVFormatContext>? = opened
                 avformat_close_input(&closing)
-                interrupt.deallocate()
                 throw error
             }
         }
@@ -92,14 +94,13 @@ package final class Demuxer: @unchecked Sendable {
     deinit {
         var closing: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&closing)
-        interrupt.deallocate()
     }
 
     /// Aborts the blocking call in progress (and every later one). Safe from any thread.
-    package func cancel() { vitrine_io_cancel(interrupt) }
+    package func cancel() { interruption.cancel() }
 
     /// Whether ``cancel()`` was called.
-    package var isCancelled: Bool { vitrine_io_is_cancelled(interrupt) != 0 }
+    package var isCancelled: Bool { interruption.isCancelled }
 
     /// The number of streams.
     package var streamCount: Int { Int(context.pointee.nb_streams) }
@@ -223,6 +224,28 @@ package final class Demuxer: @unchecked Sendable {
     }
 
     static func microseconds(_ duration: Duration) -> Int64 { nanoseconds(duration) / 1000 }
+}
+
+/// The flag and deadline that FFmpeg's interrupt callback polls during blocking I/O.
+///
+/// Create one before opening a ``Demuxer`` to be able to cancel the open itself from another
+/// thread; one interruption serves one demuxer. The memory lives as long as this object.
+package final class IOInterruption: @unchecked Sendable {
+    /// The C struct handed to `vitrine_install_interrupt`.
+    package let pointer: UnsafeMutablePointer<VitrineIODeadline>
+
+    package init() {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: VitrineIODeadline(deadlineNanoseconds: 0, cancelled: 0))
+    }
+
+    deinit { pointer.deallocate() }
+
+    /// Makes the blocking call in progress, and every later one, fail as cancelled. Safe from any thread.
+    package func cancel() { vitrine_io_cancel(pointer) }
+
+    /// Whether ``cancel()`` was called.
+    package var isCancelled: Bool { vitrine_io_is_cancelled(pointer) != 0 }
 }
 
 /// Process-wide FFmpeg settings, applied once before the first FFmpeg call.
