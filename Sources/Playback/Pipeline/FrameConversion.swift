@@ -1,4 +1,5 @@
 internal import CFFmpeg
+import MediaAsset
 import MediaTime
 
 /// Turns decoded `AVFrame`s into ``VideoFrame``s without copying pixels when the format is one a
@@ -30,16 +31,16 @@ final class VideoFrameConverter: @unchecked Sendable {
     }
 
     /// The frame as a sink sees it, with `presentationTime` in item time.
-    func convert(_ box: FrameBox, presentationTime: MediaTime, duration: MediaTime) -> VideoFrame? {
+    func convert(_ box: Frame, presentationTime: MediaTime, duration: MediaTime) -> VideoFrame? {
         var source = box
-        var mapped = VideoFrameConverter.pixelFormat(box.frame.pointee.format)
+        var mapped = VideoFrameConverter.pixelFormat(box.pointer.pointee.format)
         if mapped == nil {
             guard let converted = toYUV420P(box) else { return nil }
             source = converted
             mapped = (.yuv420p, false)
         }
         guard let (format, forcedFull) = mapped else { return nil }
-        let frame = source.frame.pointee
+        let frame = source.pointer.pointee
         let width = Int(frame.width), height = Int(frame.height)
         let sizes = VideoFrame.planeSizes(format, width: width, height: height)
         var planes: [VideoFrame.Plane] = []
@@ -69,8 +70,8 @@ final class VideoFrameConverter: @unchecked Sendable {
     }
 
     /// The corresponding C function is `sws_scale_frame`.
-    private func toYUV420P(_ box: FrameBox) -> FrameBox? {
-        let source = box.frame.pointee
+    private func toYUV420P(_ box: Frame) -> Frame? {
+        let source = box.pointer.pointee
         let key = (source.width, source.height, source.format)
         if scaler == nil || scalerKey != key {
             sws_freeContext(scaler)
@@ -79,14 +80,15 @@ final class VideoFrameConverter: @unchecked Sendable {
                 AV_PIX_FMT_YUV420P, Int32(vitrine_sws_bilinear()), nil, nil, nil)
             scalerKey = key
         }
-        guard let scaler, let output = FrameBox() else { return nil }
-        output.frame.pointee.width = source.width
-        output.frame.pointee.height = source.height
-        output.frame.pointee.format = AV_PIX_FMT_YUV420P.rawValue
-        guard av_frame_get_buffer(output.frame, 0) >= 0 else { return nil }
-        guard sws_scale_frame(scaler, output.frame, box.frame) >= 0 else { return nil }
-        output.frame.pointee.colorspace = source.colorspace
-        output.frame.pointee.color_range = source.color_range
+        guard let scaler else { return nil }
+        let output = Frame()
+        output.pointer.pointee.width = source.width
+        output.pointer.pointee.height = source.height
+        output.pointer.pointee.format = AV_PIX_FMT_YUV420P.rawValue
+        guard av_frame_get_buffer(output.pointer, 0) >= 0 else { return nil }
+        guard sws_scale_frame(scaler, output.pointer, box.pointer) >= 0 else { return nil }
+        output.pointer.pointee.colorspace = source.colorspace
+        output.pointer.pointee.color_range = source.color_range
         return output
     }
 }
@@ -103,8 +105,8 @@ final class AudioResampler: @unchecked Sendable {
 
     deinit { swr_free(&context) }
 
-    func convert(_ box: FrameBox, presentationTime: MediaTime) -> AudioBuffer? {
-        let frame = box.frame
+    func convert(_ box: Frame, presentationTime: MediaTime) -> AudioBuffer? {
+        let frame = box.pointer
         let key = (frame.pointee.format, frame.pointee.sample_rate, frame.pointee.ch_layout.nb_channels)
         if context == nil || inputKey != key {
             swr_free(&context)

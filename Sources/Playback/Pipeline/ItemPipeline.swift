@@ -1,5 +1,6 @@
 internal import CFFmpeg
 import DequeModule
+import MediaAsset
 import MediaTime
 import Synchronization
 
@@ -47,7 +48,7 @@ final class ItemPipeline: @unchecked Sendable {
     enum Event: Sendable {
         case opened(PipelineInfo)
         case ready
-        case failed(PlaybackError)
+        case failed(MediaError)
         case loaded(until: MediaTime)
     }
 
@@ -69,8 +70,8 @@ final class ItemPipeline: @unchecked Sendable {
     private var stopping = false
     private var pendingSeek: MediaTime?
     private var discardBefore: MediaTime?
-    private var videoPackets = Deque<PacketBox>()
-    private var audioPackets = Deque<PacketBox>()
+    private var videoPackets = Deque<QueuedPacket>()
+    private var audioPackets = Deque<QueuedPacket>()
     private var queuedBytes = 0
     private var videoQueuedDuration = MediaTime.zero
     private var audioQueuedDuration = MediaTime.zero
@@ -82,10 +83,11 @@ final class ItemPipeline: @unchecked Sendable {
     private var audioBufferedDuration = MediaTime.zero
     private var readyReported = false
     private var info: PipelineInfo?
-    private(set) var readFailure: String?
+    private(set) var readFailure: MediaError?
     private var decodeThreads: [WorkerThread] = []
-    private var input: MediaInput?
+    private var input: Demuxer?
     private var demuxThread: WorkerThread?
+    private let interruption = IOInterruption()
     private var audioWanted: Bool
 
     init(source: String, audioFormat: AudioFormat, audioEnabled: Bool, onEvent: @escaping @Sendable (Event) -> Void) {
@@ -107,7 +109,7 @@ final class ItemPipeline: @unchecked Sendable {
     func stop() {
         let threads: [WorkerThread] = lock.withLock {
             stopping = true
-            input?.cancel()
+            interruption.cancel()
             lock.broadcast()
             let demux = demuxThread
             demuxThread = nil
@@ -209,29 +211,30 @@ final class ItemPipeline: @unchecked Sendable {
     // MARK: Demux thread
 
     private func demuxLoop() {
-        let opened: MediaInput
+        let opened: Demuxer
         do {
-            opened = try MediaInput(url: source)
+            opened = try Demuxer(source: source, openTimeout: .seconds(15), readTimeout: .seconds(10), interruption: interruption)
         } catch {
             onEvent(.failed(error))
             return
         }
-        var videoIndex = av_find_best_stream(opened.context, AVMEDIA_TYPE_VIDEO, -1, -1, nil, 0)
-        if videoIndex >= 0, (opened.stream(Int(videoIndex)).pointee.disposition & Int32(vitrine_av_disposition_attached_pic())) != 0 {
+        var videoIndex = Int32(opened.bestStream(of: AVMEDIA_TYPE_VIDEO) ?? -1)
+        if videoIndex >= 0, (opened.stream(at: Int(videoIndex)).pointee.disposition & Int32(vitrine_av_disposition_attached_pic())) != 0 {
             videoIndex = -1
         }
         let audioIndex = av_find_best_stream(opened.context, AVMEDIA_TYPE_AUDIO, -1, videoIndex >= 0 ? videoIndex : -1, nil, 0)
-        var videoDecoder: StreamDecoder?
-        var audioDecoder: StreamDecoder?
-        var setupError: PlaybackError?
+        var videoDecoder: Decoder?
+        var audioDecoder: Decoder?
+        var setupError: MediaError?
         if videoIndex >= 0 {
-            do { videoDecoder = try StreamDecoder(stream: opened.stream(Int(videoIndex)), threadCount: 0, source: source) } catch { setupError = error }
+            // Frame threading on as many threads as FFmpeg chooses.
+            do { videoDecoder = try Decoder(stream: opened.stream(at: Int(videoIndex)), source: source, threadCount: 0) } catch { setupError = error }
         }
         if audioIndex >= 0 {
-            do { audioDecoder = try StreamDecoder(stream: opened.stream(Int(audioIndex)), threadCount: 1, source: source) } catch { setupError = setupError ?? error }
+            do { audioDecoder = try Decoder(stream: opened.stream(at: Int(audioIndex)), source: source, threadCount: 1) } catch { setupError = setupError ?? error }
         }
         if videoDecoder == nil && audioDecoder == nil {
-            onEvent(.failed(setupError ?? PlaybackError(.noPlayableTrack, source: source, reason: "no video or audio track")))
+            onEvent(.failed(setupError ?? MediaError.playback(source, "cannot play", .noSuchTrack, detail: "(no video or audio track)")))
             return
         }
         var size = (width: 0, height: 0)
@@ -239,16 +242,16 @@ final class ItemPipeline: @unchecked Sendable {
         var aspect = 1.0
         if let videoDecoder {
             size = (Int(videoDecoder.context.pointee.width), Int(videoDecoder.context.pointee.height))
-            let degrees = vitrine_stream_display_rotation(opened.stream(Int(videoIndex)))
+            let degrees = vitrine_stream_display_rotation(opened.stream(at: Int(videoIndex)))
             if !degrees.isNaN {
                 rotation = ((Int((-degrees / 90).rounded()) * 90) % 360 + 360) % 360
             }
-            let sar = opened.stream(Int(videoIndex)).pointee.sample_aspect_ratio
+            let sar = opened.stream(at: Int(videoIndex)).pointee.sample_aspect_ratio
             if sar.num > 0 && sar.den > 0 { aspect = Double(sar.num) / Double(sar.den) }
         }
         var tracks: [TrackDescription] = []
         for index in 0..<opened.streamCount {
-            let stream = opened.stream(index)
+            let stream = opened.stream(at: index)
             let parameters = stream.pointee.codecpar.pointee
             let type: PlayerItemTrack.MediaType
             switch parameters.codec_type {
@@ -264,14 +267,14 @@ final class ItemPipeline: @unchecked Sendable {
         }
         let startTime = opened.startTime
         let pipelineInfo = PipelineInfo(
-            duration: opened.duration, hasVideo: videoDecoder != nil, hasAudio: audioDecoder != nil,
-            presentationSize: size, isSeekable: opened.isSeekable, tracks: tracks)
+            duration: opened.duration.isNumeric && opened.duration > .zero ? opened.duration : .indefinite, hasVideo: videoDecoder != nil, hasAudio: audioDecoder != nil,
+            presentationSize: size, isSeekable: opened.context.pointee.pb.map { $0.pointee.seekable != 0 } ?? true, tracks: tracks)
         let proceed: Bool = lock.withLock {
             guard !stopping else { return false }
             input = opened
             info = pipelineInfo
             if let videoDecoder {
-                let stream = opened.stream(Int(videoIndex))
+                let stream = opened.stream(at: Int(videoIndex))
                 let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
                 let converter = VideoFrameConverter(rotation: rotation, sampleAspectRatio: aspect)
                 decodeThreads.append(WorkerThread(name: "vitrine-video") { [self] in
@@ -305,27 +308,30 @@ final class ItemPipeline: @unchecked Sendable {
             }
             guard let readSerial else { return }
             if let seekTarget {
-                _ = opened.seek(toItemTime: seekTarget)
+                try? opened.seek(to: seekTarget + startTime)
                 continue
             }
-            guard let box = PacketBox(serial: readSerial) else { return }
-            switch opened.read(into: box.packet) {
-            case .endOfFile:
+            let packet = Packet()
+            let result: Result<Bool, MediaError>
+            do { result = .success(try opened.read(into: packet)) } catch { result = .failure(error) }
+            switch result {
+            case .success(false):
                 lock.withLock {
                     if serial == readSerial { demuxFinishedSerial = readSerial }
                     lock.broadcast()
                 }
                 onEvent(.loaded(until: pipelineInfo.duration))
-            case .failure(let message):
+            case .failure(let error):
                 lock.withLock {
-                    if !stopping { readFailure = message }
+                    if !stopping { readFailure = error }
                     if serial == readSerial { demuxFinishedSerial = readSerial }
                     lock.broadcast()
                 }
-            case .packet:
-                let packet = box.packet.pointee
+            case .success(true):
+                let box = QueuedPacket(packet: packet, serial: readSerial)
+                let packet = packet.pointer.pointee
                 let streamIndex = packet.stream_index
-                let timeBase = opened.stream(Int(streamIndex)).pointee.time_base
+                let timeBase = opened.stream(at: Int(streamIndex)).pointee.time_base
                 let duration = packet.duration > 0 ? MediaTime(ticks: packet.duration, timeBase: timeBase) : .zero
                 if packet.pts != vitrine_av_nopts_value() {
                     let end = MediaTime(ticks: packet.pts, timeBase: timeBase) + duration - startTime
@@ -366,7 +372,7 @@ final class ItemPipeline: @unchecked Sendable {
     // MARK: Decode threads
 
     private enum Work {
-        case packet(PacketBox)
+        case packet(QueuedPacket)
         case drain(serial: Int)
         case stop
     }
@@ -377,15 +383,15 @@ final class ItemPipeline: @unchecked Sendable {
             while true {
                 if stopping { return .stop }
                 if video, let packet = videoPackets.popFirst() {
-                    queuedBytes -= Int(packet.packet.pointee.size)
-                    if packet.packet.pointee.duration > 0 { videoQueuedDuration = max(.zero, videoQueuedDuration - packetDuration(packet)) }
+                    queuedBytes -= Int(packet.packet.pointer.pointee.size)
+                    if packet.packet.pointer.pointee.duration > 0 { videoQueuedDuration = max(.zero, videoQueuedDuration - packetDuration(packet)) }
                     lock.broadcast()
                     if packet.serial == serial { return .packet(packet) }
                     continue
                 }
                 if !video, let packet = audioPackets.popFirst() {
-                    queuedBytes -= Int(packet.packet.pointee.size)
-                    if packet.packet.pointee.duration > 0 { audioQueuedDuration = max(.zero, audioQueuedDuration - packetDuration(packet)) }
+                    queuedBytes -= Int(packet.packet.pointer.pointee.size)
+                    if packet.packet.pointer.pointee.duration > 0 { audioQueuedDuration = max(.zero, audioQueuedDuration - packetDuration(packet)) }
                     lock.broadcast()
                     if packet.serial == serial { return .packet(packet) }
                     continue
@@ -397,13 +403,13 @@ final class ItemPipeline: @unchecked Sendable {
         }
     }
 
-    private func packetDuration(_ packet: PacketBox) -> MediaTime {
+    private func packetDuration(_ packet: QueuedPacket) -> MediaTime {
         guard let input else { return .zero }
-        let timeBase = input.stream(Int(packet.packet.pointee.stream_index)).pointee.time_base
-        return MediaTime(ticks: packet.packet.pointee.duration, timeBase: timeBase)
+        let timeBase = input.stream(at: packet.packet.streamIndex).pointee.time_base
+        return MediaTime(ticks: packet.packet.pointer.pointee.duration, timeBase: timeBase)
     }
 
-    private func videoDecodeLoop(_ decoder: StreamDecoder, converter: VideoFrameConverter, startTime: MediaTime, frameRate: AVRational) {
+    private func videoDecodeLoop(_ decoder: Decoder, converter: VideoFrameConverter, startTime: MediaTime, frameRate: AVRational) {
         var decoderSerial = -1
         var nextPTS = MediaTime.invalid
         let nominalDuration = frameRate.num > 0 ? MediaTime(value: Int64(frameRate.den), timescale: frameRate.num) : .invalid
@@ -418,29 +424,32 @@ final class ItemPipeline: @unchecked Sendable {
                     decoderSerial = packet.serial
                     nextPTS = .invalid
                 }
-                _ = decoder.send(packet.packet)
+                _ = try? decoder.send(packet.packet)
             case .drain(let serial):
                 if decoderSerial != serial {
                     decoder.flush()
                     decoderSerial = serial
                 }
-                _ = decoder.send(nil)
+                _ = try? decoder.send(nil)
                 drainSerial = serial
             }
             receiving: while true {
-                switch decoder.receive() {
-                case .frame(let box):
-                    let raw = box.frame.pointee.best_effort_timestamp
+                let box = Frame()
+                let received: Decoder.ReceiveResult
+                do { received = try decoder.receive(into: box) } catch { break receiving }
+                switch received {
+                case .frame:
+                    let raw = box.pointer.pointee.best_effort_timestamp
                     var pts = raw == vitrine_av_nopts_value() ? nextPTS : MediaTime(ticks: raw, timeBase: decoder.timeBase) - startTime
                     if !pts.isNumeric { pts = .zero }
-                    let frameDuration = box.frame.pointee.pkt_duration > 0
-                        ? MediaTime(ticks: box.frame.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration
+                    let frameDuration = box.pointer.pointee.pkt_duration > 0
+                        ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration
                     nextPTS = pts + frameDuration
                     guard let frame = converter.convert(box, presentationTime: pts, duration: frameDuration) else { continue }
                     if !push(video: DecodedVideoFrame(frame: frame, serial: decoderSerial)) { return }
-                case .needsInput, .failure:
+                case .needsInput:
                     break receiving
-                case .drained:
+                case .endOfStream:
                     decoder.flush()
                     decoderSerial = -1
                     break receiving
@@ -474,7 +483,7 @@ final class ItemPipeline: @unchecked Sendable {
         return true
     }
 
-    private func audioDecodeLoop(_ decoder: StreamDecoder, resampler: AudioResampler, startTime: MediaTime) {
+    private func audioDecodeLoop(_ decoder: Decoder, resampler: AudioResampler, startTime: MediaTime) {
         var decoderSerial = -1
         var nextPTS = MediaTime.invalid
         while true {
@@ -488,27 +497,30 @@ final class ItemPipeline: @unchecked Sendable {
                     decoderSerial = packet.serial
                     nextPTS = .invalid
                 }
-                _ = decoder.send(packet.packet)
+                _ = try? decoder.send(packet.packet)
             case .drain(let serial):
                 if decoderSerial != serial {
                     decoder.flush()
                     decoderSerial = serial
                 }
-                _ = decoder.send(nil)
+                _ = try? decoder.send(nil)
                 drainSerial = serial
             }
             receiving: while true {
-                switch decoder.receive() {
-                case .frame(let box):
-                    let raw = box.frame.pointee.best_effort_timestamp
+                let box = Frame()
+                let received: Decoder.ReceiveResult
+                do { received = try decoder.receive(into: box) } catch { break receiving }
+                switch received {
+                case .frame:
+                    let raw = box.pointer.pointee.best_effort_timestamp
                     var pts = raw == vitrine_av_nopts_value() ? nextPTS : MediaTime(ticks: raw, timeBase: decoder.timeBase) - startTime
                     if !pts.isNumeric { pts = .zero }
                     guard let buffer = resampler.convert(box, presentationTime: pts) else { continue }
                     nextPTS = pts + buffer.duration
                     if !push(audio: DecodedAudioBuffer(buffer: buffer, serial: decoderSerial)) { return }
-                case .needsInput, .failure:
+                case .needsInput:
                     break receiving
-                case .drained:
+                case .endOfStream:
                     decoder.flush()
                     decoderSerial = -1
                     break receiving

@@ -1,3 +1,4 @@
+public import MediaAsset
 public import Dispatch
 public import MediaTime
 
@@ -44,7 +45,7 @@ public class Player: @unchecked Sendable {
     /// `readyToPlay` once the player is connected to its sinks.
     public var status: Status { .readyToPlay }
     /// The player's own error (item errors are on the item).
-    public var error: PlaybackError? { nil }
+    public var error: MediaError? { nil }
 
     /// The item being played.
     public var currentItem: PlayerItem? { core.currentItem }

@@ -1,3 +1,4 @@
+import MediaAsset
 import Dispatch
 import DequeModule
 package import MediaTime
@@ -246,7 +247,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         if let index, let handler {
             handler(.event(PresentationEvent(
                 kind: .itemFailed, itemIndex: index, source: item.url, time: nil, at: clock.now(),
-                reason: item.error?.reason ?? "unknown error")))
+                reason: item.error?.description ?? "unknown error")))
         }
     }
 
@@ -410,7 +411,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         let handler = state.presentationHandler
         let itemIndex = state.itemIndex
         if item.status == .failed {
-            let error = item.error ?? PlaybackError(.open, source: item.url, reason: "failed")
+            let error = item.error ?? MediaError.playback(item.url, "cannot play", .other)
             let events = self.events
             effects.append { events.emit(.failedToPlayToEndTime(item, error)) }
             state.items.removeFirst()
@@ -524,7 +525,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         let itemIndex = state.itemIndex
         let endTime = state.handedEnd ?? time
         if let failure = pipeline.readFailure {
-            let error = PlaybackError(.read, source: item.url, reason: "read failed: \(failure)")
+            let error = failure
             effects.append { events.emit(.failedToPlayToEndTime(item, error)) }
         } else {
             effects.append { events.emit(.didPlayToEndTime(item)) }

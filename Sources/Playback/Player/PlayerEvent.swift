@@ -1,3 +1,4 @@
+public import MediaAsset
 public import MediaTime
 
 /// What happens to a player and its items, observable as an `AsyncSequence` (``Player/events``).
@@ -13,7 +14,7 @@ public enum PlayerEvent: Sendable {
     /// The item's last frame was presented and its time ran out.
     case didPlayToEndTime(PlayerItem)
     /// The item stopped before its end: it failed to load while current, or reading failed.
-    case failedToPlayToEndTime(PlayerItem, PlaybackError)
+    case failedToPlayToEndTime(PlayerItem, MediaError)
     /// Playback ran out of decoded frames and is waiting (network or slow decode).
     case playbackStalled(PlayerItem)
     /// A seek finished (`true`) or was superseded (`false`).

@@ -1,3 +1,5 @@
+public import MediaAsset
+public import FoundationEssentials
 public import MediaTime
 import Synchronization
 
@@ -36,12 +38,14 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         case failed
     }
 
-    /// The input's URL (a path for local files).
+    /// What FFmpeg opens: a path for local files, the URL text otherwise.
     public let url: String
+    /// The asset the item was made from, if any.
+    public let asset: Asset?
 
     struct State {
         var status: Status = .unknown
-        var error: PlaybackError?
+        var error: MediaError?
         var duration: MediaTime = .indefinite
         var presentationSize: (width: Int, height: Int) = (0, 0)
         var tracks: [PlayerItemTrack] = []
@@ -62,11 +66,24 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     /// An item for a local path or a URL FFmpeg can open (`file:`, `http:`, `rtsp:`...).
     public init(url: String) {
         self.url = url
+        self.asset = nil
+    }
+
+    /// An item for a URL (`file:` URLs play the file).
+    public convenience init(url: URL) {
+        self.init(asset: Asset(url: url))
+    }
+
+    /// An item for an asset. `automaticallyLoadedAssetKeys` is accepted for AVFoundation
+    /// compatibility and not used: the item reads its timing and tracks itself when prepared.
+    public init(asset: Asset, automaticallyLoadedAssetKeys: [String] = []) {
+        self.url = asset.source
+        self.asset = asset
     }
 
     /// A fresh item for the same media (used by looping: an item plays once).
     public func copy() -> PlayerItem {
-        let item = PlayerItem(url: url)
+        let item = asset.map { PlayerItem(asset: $0) } ?? PlayerItem(url: url)
         item.state.withLock { $0.audioEnabled = state.withLock { $0.audioEnabled } }
         return item
     }
@@ -75,7 +92,7 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
 
     public var status: Status { state.withLock { $0.status } }
     /// Why the item failed, naming the file and the cause.
-    public var error: PlaybackError? { state.withLock { $0.error } }
+    public var error: MediaError? { state.withLock { $0.error } }
     /// The duration; indefinite until known (and for live streams).
     public var duration: MediaTime { state.withLock { $0.duration } }
     /// The video's size in pixels (before rotation), zero until known.
@@ -204,7 +221,7 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     }
 
     /// Marks the item failed (open error, read error, or removed while loading).
-    func fail(_ error: PlaybackError) {
+    func fail(_ error: MediaError) {
         let changed = state.withLock { state -> Bool in
             guard state.status != .failed else { return false }
             state.status = .failed
