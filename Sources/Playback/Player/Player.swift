@@ -174,9 +174,10 @@ public final class QueuePlayer: Player, @unchecked Sendable {
     /// Empties the queue.
     public func removeAllItems() { core.replaceItems(with: []) }
 
-    /// Loops the queue forever (like `AVPlayerLooper`): each item that plays to its end is queued
-    /// again (a fresh copy) at the end, so one item loops on itself, several loop as a playlist,
-    /// and the seam is as gapless as any other. Failed items are not requeued.
+    /// Loops the queue forever (like `AVPlayerLooper`): when an item becomes current a fresh copy
+    /// of it is queued at the end, so one item loops on itself, several loop as a playlist, and
+    /// the copy is prepared before the seam like any next item (gapless). ``items()`` therefore
+    /// shows the copy too. A copy of an item that fails fails in turn and is skipped.
     public var loops: Bool {
         get { core.loops }
         set { core.loops = newValue }

@@ -207,7 +207,12 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         state.lastAudioEnd = .zero
         for seek in state.seeks { if let completion = seek.completion { effects.append { completion(false) } } }
         state.seeks.removeAll()
-        if let current { _ = current.prepare(core: self, audioFormat: audioFormat) }
+        if let current {
+            _ = current.prepare(core: self, audioFormat: audioFormat)
+            // Looping: the copy is queued as soon as its original starts, so it is prepared
+            // (decoded, first frame ready) before the original ends, even in a queue of one.
+            if state.loops { state.items.append(current.copy()) }
+        }
         let events = self.events
         effects.append { events.emit(.currentItemChanged(current)) }
         if current == nil && state.rate != 0 {
@@ -289,7 +294,16 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
 
     var loops: Bool {
         get { state.withLock { $0.loops } }
-        set { state.withLock { $0.loops = newValue } }
+        set {
+            state.withLock { state in
+                guard state.loops != newValue else { return }
+                state.loops = newValue
+                if newValue, let current = state.items.first {
+                    state.items.append(current.copy())
+                    prepareUpcoming(&state)
+                }
+            }
+        }
     }
 
     var droppedFrames: Int { state.withLock { $0.droppedFrames } }
@@ -548,9 +562,6 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
             effects.append {
                 handler(.event(PresentationEvent(kind: .itemEnded, itemIndex: itemIndex, source: item.url, time: endTime, at: at, reason: nil)))
             }
-        }
-        if state.loops && pipeline.readFailure == nil {
-            state.items.append(item.copy())
         }
         switch state.actionAtItemEnd {
         case .advance:
