@@ -1,6 +1,7 @@
 package import CFFmpeg
 package import MediaTime
 internal import Glibc
+internal import Synchronization
 
 /// An open media container (`AVFormatContext`): streams, packets, seeking.
 ///
@@ -21,7 +22,9 @@ package final class Demuxer: @unchecked Sendable {
     package let openTimeout: Duration
     /// The longest time one read or seek may block.
     package let readTimeout: Duration
-    private let interrupt: UnsafeMutablePointer<VitrineIODeadline>
+    /// The cancel flag and deadline FFmpeg's interrupt callback polls.
+    package let interruption: IOInterruption
+    private var interrupt: UnsafeMutablePointer<VitrineIODeadline> { interruption.pointer }
 
     /// Opens `source` and (unless `findStreamInfo` is false) reads enough to know its streams.
     ///
@@ -31,12 +34,14 @@ package final class Demuxer: @unchecked Sendable {
         source: String,
         openTimeout: Duration = .seconds(15),
         readTimeout: Duration = .seconds(15),
-        findStreamInfo: Bool = true
+        findStreamInfo: Bool = true,
+        interruption: IOInterruption = IOInterruption()
     ) throws(MediaError) {
         FFmpegLibrary.configure()
         self.source = source
         self.openTimeout = openTimeout
         self.readTimeout = readTimeout
+        self.interruption = interruption
         let isNetwork = source.contains("://") && !source.hasPrefix("file:")
 
         if !isNetwork {
@@ -51,10 +56,11 @@ package final class Demuxer: @unchecked Sendable {
             }
         }
 
-        interrupt = .allocate(capacity: 1)
-        interrupt.initialize(to: VitrineIODeadline(deadlineNanoseconds: 0, cancelled: 0))
+        let interrupt = interruption.pointer
+        if vitrine_io_is_cancelled(interrupt) != 0 {
+            throw MediaError(source: source, operation: "cannot open", reason: .cancelled)
+        }
         guard let allocated = avformat_alloc_context() else {
-            interrupt.deallocate()
             throw MediaError(source: source, operation: "cannot open", reason: .outOfMemory)
         }
         vitrine_install_interrupt(allocated, interrupt)
@@ -67,12 +73,16 @@ package final class Demuxer: @unchecked Sendable {
         defer { av_dict_free(&options) }
 
         vitrine_io_arm(interrupt, Self.nanoseconds(openTimeout))
+        FFmpegLog.clear()
         var contextPointer: UnsafeMutablePointer<AVFormatContext>? = allocated
         var status = avformat_open_input(&contextPointer, source, nil, &options)
         guard status >= 0, let opened = contextPointer else {
             // avformat_open_input frees the context on failure.
             let error = MediaError.ffmpeg(status, source: source, operation: "cannot open", interrupt: interrupt)
-            interrupt.deallocate()
+            if error.reason == .unrecognizedFormat, !isNetwork, let format = Self.formatRecognised(inFileAt: source) {
+                // The bytes look like a known container: it is damaged or cut short, not foreign.
+                throw error.with(reason: .corruptData, detail: "(the bytes look like \(format))")
+            }
             throw error
         }
         context = opened
@@ -82,7 +92,6 @@ package final class Demuxer: @unchecked Sendable {
                 let error = MediaError.ffmpeg(status, source: source, operation: "cannot read stream information", interrupt: interrupt)
                 var closing: UnsafeMutablePointer<AVFormatContext>? = opened
                 avformat_close_input(&closing)
-                interrupt.deallocate()
                 throw error
             }
         }
@@ -92,14 +101,13 @@ package final class Demuxer: @unchecked Sendable {
     deinit {
         var closing: UnsafeMutablePointer<AVFormatContext>? = context
         avformat_close_input(&closing)
-        interrupt.deallocate()
     }
 
     /// Aborts the blocking call in progress (and every later one). Safe from any thread.
-    package func cancel() { vitrine_io_cancel(interrupt) }
+    package func cancel() { interruption.cancel() }
 
     /// Whether ``cancel()`` was called.
-    package var isCancelled: Bool { vitrine_io_is_cancelled(interrupt) != 0 }
+    package var isCancelled: Bool { interruption.isCancelled }
 
     /// The number of streams.
     package var streamCount: Int { Int(context.pointee.nb_streams) }
@@ -150,6 +158,7 @@ package final class Demuxer: @unchecked Sendable {
     /// - Throws: ``MediaError`` on a read error, a timeout or cancellation.
     package func read(into packet: Packet) throws(MediaError) -> Bool {
         packet.unref()
+        FFmpegLog.clear()
         vitrine_io_arm(interrupt, Self.nanoseconds(readTimeout))
         defer { vitrine_io_arm(interrupt, 0) }
         let status = av_read_frame(context, packet.pointer)
@@ -190,6 +199,31 @@ package final class Demuxer: @unchecked Sendable {
         }
     }
 
+    /// The container format the first bytes of a local file look like, judged by content alone
+    /// (not the file name), or nil when nothing matches with confidence.
+    ///
+    /// The corresponding C function is `av_probe_input_format3`.
+    static func formatRecognised(inFileAt path: String) -> String? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        let size = 4096
+        // FFmpeg wants AVPROBE_PADDING_SIZE (64) zero bytes after the data.
+        var buffer = [UInt8](repeating: 0, count: size + 64)
+        let count = buffer.withUnsafeMutableBytes { fread($0.baseAddress, 1, size, file) }
+        guard count > 0 else { return nil }
+        var score: Int32 = 0
+        let format = buffer.withUnsafeMutableBufferPointer { bytes -> UnsafePointer<AVInputFormat>? in
+            var probe = AVProbeData()
+            probe.buf = bytes.baseAddress
+            probe.buf_size = Int32(count)
+            probe.filename = nil
+            return withUnsafePointer(to: &probe) { av_probe_input_format3($0, 1, &score) }
+        }
+        // AVPROBE_SCORE_EXTENSION is 50: anything above is a content match.
+        guard let format, score > 50 else { return nil }
+        return format.pointee.long_name.map { String(cString: $0) } ?? String(cString: format.pointee.name)
+    }
+
     /// `time` in units of `timeBase`, rounded down (so a seek never lands after the time).
     package static func timestamp(_ time: MediaTime, timeBase: AVRational) -> Int64 {
         guard time.isNumeric, timeBase.num > 0, timeBase.den > 0 else { return 0 }
@@ -225,20 +259,83 @@ package final class Demuxer: @unchecked Sendable {
     static func microseconds(_ duration: Duration) -> Int64 { nanoseconds(duration) / 1000 }
 }
 
+/// The flag and deadline that FFmpeg's interrupt callback polls during blocking I/O.
+///
+/// Create one before opening a ``Demuxer`` to be able to cancel the open itself from another
+/// thread; one interruption serves one demuxer. The memory lives as long as this object.
+package final class IOInterruption: @unchecked Sendable {
+    /// The C struct handed to `vitrine_install_interrupt`.
+    package let pointer: UnsafeMutablePointer<VitrineIODeadline>
+
+    package init() {
+        pointer = .allocate(capacity: 1)
+        pointer.initialize(to: VitrineIODeadline(deadlineNanoseconds: 0, cancelled: 0))
+    }
+
+    deinit { pointer.deallocate() }
+
+    /// Makes the blocking call in progress, and every later one, fail as cancelled. Safe from any thread.
+    package func cancel() { vitrine_io_cancel(pointer) }
+
+    /// Whether ``cancel()`` was called.
+    package var isCancelled: Bool { vitrine_io_is_cancelled(pointer) != 0 }
+}
+
 /// Process-wide FFmpeg settings, applied once before the first FFmpeg call.
 package enum FFmpegLibrary {
     private static let configured: Bool = {
-        // FFmpeg's log goes to stderr; Vitrine reports failures through errors instead.
-        // VITRINE_FFMPEG_LOG=<level> (e.g. 24 for warnings, 48 for debug) brings it back.
+        // FFmpeg's log would go to stderr; Vitrine keeps the last error line of each thread
+        // for its error messages instead. VITRINE_FFMPEG_LOG=<level> (24 warnings, 48 debug)
+        // also prints FFmpeg's lines at or below that level on stderr.
         if let level = getenv("VITRINE_FFMPEG_LOG").flatMap({ Int32(String(cString: $0)) }) {
-            av_log_set_level(level)
-        } else {
-            av_log_set_level(vitrine_av_log_quiet())
+            FFmpegLog.echoLevel.store(level, ordering: .relaxed)
         }
+        av_log_set_level(max(vitrine_av_log_error(), FFmpegLog.echoLevel.load(ordering: .relaxed)))
+        vitrine_install_log_handler()
         avformat_network_init()
         return true
     }()
 
     /// Applies the settings (idempotent, thread-safe).
     package static func configure() { _ = configured }
+}
+
+/// The last error FFmpeg logged on each thread: FFmpeg says why in its log ("moov atom not
+/// found") and only a generic code in its return value.
+package enum FFmpegLog {
+    static let echoLevel = Atomic<Int32>(-8)  // AV_LOG_QUIET
+    private static let lastError = Mutex<[UInt: String]>([:])
+
+    static func handle(level: Int32, text: UnsafePointer<CChar>?) {
+        let echo = level <= echoLevel.load(ordering: .relaxed)
+        guard let text, level <= vitrine_av_log_error() || echo else { return }
+        var line = String(cString: text)
+        while line.last == "\n" || line.last == " " { line.removeLast() }
+        if echo {
+            let bytes = Array("ffmpeg: \(line)\n".utf8)
+            _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
+        if level <= vitrine_av_log_error(), !line.isEmpty {
+            let thread = UInt(pthread_self())
+            lastError.withLock { $0[thread] = line }
+        }
+    }
+
+    /// Forgets the calling thread's last error (call before an FFmpeg call whose failure you will report).
+    package static func clear() {
+        let thread = UInt(pthread_self())
+        _ = lastError.withLock { $0.removeValue(forKey: thread) }
+    }
+
+    /// The calling thread's last logged error since ``clear()``, and forgets it.
+    package static func take() -> String? {
+        let thread = UInt(pthread_self())
+        return lastError.withLock { $0.removeValue(forKey: thread) }
+    }
+}
+
+/// Called by the C shim for every FFmpeg log line (see `vitrine_log_forward` in CFFmpeg's shim.h).
+@_cdecl("vitrine_log_line")
+func vitrineLogLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
+    FFmpegLog.handle(level: level, text: line)
 }
