@@ -21,6 +21,9 @@ struct BenchCompositeCommand: ParsableCommand {
     @Option(help: "The frame rate the compositor must sustain, printed beside the result.")
     var required: Double = 30
 
+    @Flag(name: .customLong("no-overlays"), help: "Composite the video layer alone.")
+    var noOverlays = false
+
     func run() throws {
         let displayMode: DisplayMode
         do { displayMode = try DisplayMode(parsing: mode) } catch {
@@ -37,10 +40,7 @@ struct BenchCompositeCommand: ParsableCommand {
         defer { display.stop() }
         let source = EndlessSource(width: displayMode.width, height: displayMode.height)
         display.setSource(source)
-        display.layers.add(Overlay(.image(Self.logo()), frame: .relative(x: 0.78, y: 0.04, width: 0.18, height: 0.12)))
-        display.layers.add(Overlay(
-            .text("Vitrine — composite benchmark. Opening hours: 9:00–18:00", TextStyle(pixelSize: 40, background: .translucentBlack)),
-            frame: .relative(x: 0.05, y: 0.82, width: 0.9, height: 0.12)))
+        if !noOverlays { addOverlays(to: display) }
         let clock = MonotonicClock()
         do {
             for _ in 0..<10 { try display.refresh() }  // warm-up: shader compilation, texture allocation
@@ -48,11 +48,18 @@ struct BenchCompositeCommand: ParsableCommand {
             for _ in 0..<frames { try display.refresh() }
             let elapsed = (clock.now() - start).seconds
             let fps = elapsed > 0 ? Double(frames) / elapsed : 0
-            print("composite \(displayMode.width)x\(displayMode.height) yuv420p + image + text: frames=\(frames) seconds=\(MediaTime.format(seconds: elapsed, decimals: 3)) fps=\(MediaTime.format(seconds: fps, decimals: 1)) required=\(MediaTime.format(seconds: required, decimals: 0)) ratio=\(MediaTime.format(seconds: fps / required, decimals: 2))")
+            print("composite \(displayMode.width)x\(displayMode.height) yuv420p\(noOverlays ? "" : " + image + text"): frames=\(frames) seconds=\(MediaTime.format(seconds: elapsed, decimals: 3)) fps=\(MediaTime.format(seconds: fps, decimals: 1)) required=\(MediaTime.format(seconds: required, decimals: 0)) ratio=\(MediaTime.format(seconds: fps / required, decimals: 2))")
         } catch {
             printError("vitrine bench composite: \(error)")
             throw ExitCode(1)
         }
+    }
+
+    private func addOverlays(to display: HeadlessDisplay) {
+        display.layers.add(Overlay(.image(Self.logo()), frame: .relative(x: 0.78, y: 0.04, width: 0.18, height: 0.12)))
+        display.layers.add(Overlay(
+            .text("Vitrine — composite benchmark. Opening hours: 9:00–18:00", TextStyle(pixelSize: 40, background: .translucentBlack)),
+            frame: .relative(x: 0.05, y: 0.82, width: 0.9, height: 0.12)))
     }
 
     /// A 256x128 logo-like picture with a diagonal gradient and soft alpha edge.
