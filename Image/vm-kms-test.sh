@@ -28,6 +28,7 @@ mkdir -p "$cache"
 timeout_s=${VITRINE_VM_TIMEOUT:-180}
 
 say() { echo "vm-kms-test: $*" >&2; }
+started_at=$SECONDS
 skip() { say "SKIPPED: $*"; exit 77; }
 
 for tool in qemu-system-x86_64 socat python3 cpio depmod dpkg apt-get; do
@@ -152,11 +153,13 @@ pid=$!
 i=0
 while ! grep -q "$marker" /tmp/out && kill -0 $pid 2>/dev/null && [ $i -lt 1500 ]; do sleep 0.1; i=$((i + 1)); done
 cat /tmp/out
-if grep -q "$marker" /tmp/out; then echo "VITRINE-PRESENTED"; else echo "VITRINE-NEVER-PRESENTED"; fi
+if grep -q "$marker" /tmp/out; then echo "VITRINE-PRESENTED uptime=$(cut -d' ' -f1 /proc/uptime)"; else echo "VITRINE-NEVER-PRESENTED"; fi
 sleep 6
 kill -TERM $pid 2>/dev/null
 wait $pid
-echo "VITRINE-EXIT rc=$?"
+echo "VITRINE-EXIT rc=$? uptime=$(cut -d' ' -f1 /proc/uptime)"
+cat /tmp/out | tail -n +2 | grep -v "pattern presented" || true
+dmesg | grep -iE "drm|virtio" | grep -iE "error|fail|warn" | tail -5
 sleep 6
 RUN
     echo 'sh /cases/run.sh "pattern presented" vitrine test-pattern --display kms --seconds 120' > "$staging/cases/pattern.sh"
@@ -175,7 +178,7 @@ mkdir -p "$work"
 monitor() { echo "$1" | socat - "UNIX-CONNECT:$work/monitor.sock" >/dev/null; }
 wait_for() {  # wait_for PATTERN: until the serial log has it, QEMU exits, or the time-out
     local deadline=$((SECONDS + timeout_s))
-    while ! grep -q "$1" "$work/serial.log" 2>/dev/null; do
+    while ! grep -qE "$1" "$work/serial.log" 2>/dev/null; do
         kill -0 "$qemu_pid" 2>/dev/null || return 1
         [ $SECONDS -lt $deadline ] || return 1
         sleep 0.2
@@ -253,7 +256,8 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
     boot "$name"
     case $name in
     pattern|rotated|play)
-        if ! wait_for "VITRINE-PRESENTED"; then
+        wait_for "VITRINE-PRESENTED|VITRINE-NEVER-PRESENTED|VITRINE-END" || true
+        if ! grep -q "VITRINE-PRESENTED" "$work/serial.log"; then
             finish
             if [ "$name" = play ] && ! grep -q "display: KMS" "$work/serial.log"; then
                 say "play: SKIPPED: vitrine play does not drive the KMS display yet (no 'display: KMS' in its log)"

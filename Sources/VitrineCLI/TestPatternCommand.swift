@@ -5,6 +5,9 @@ import MediaAsset
 import MediaTime
 import Playback
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `vitrine test-pattern`: shows a known picture on a display — quadrants red, green, blue and white with a
 /// text caption — for installers checking a screen and for the KMS proof in a VM.
@@ -57,7 +60,9 @@ struct TestPatternCommand: ParsableCommand {
         while clock.now() < end {
             clock.sleep(until: clock.now() + MediaTime(value: 1, timescale: 20))
             if !announced, let tick = source.presented {
+                // Flushed at once: scripts wait for this line while the pattern is still up.
                 print("vitrine: pattern presented on \(screen.name) at \(MediaTime.format(seconds: tick.hostTime.seconds, decimals: 6))")
+                fflush(nil)
                 announced = true
                 if let screenshot {
                     do { try screen.screenshot().writePNG(to: screenshot) } catch {
