@@ -35,7 +35,7 @@ public final class KMSDisplay: Display {
         public var mode: DisplayMode?
         /// Whether ``mode``'s refresh rate was given (`1920x1080` matches any rate).
         public var modeRateGiven: Bool
-        /// Use legacy modesetting even when the driver offers atomic.
+        /// Use legacy modesetting even when the driver offers atomic (also `VITRINE_KMS_LEGACY=1`).
         public var forceLegacy: Bool
 
         public init(card: String? = nil, connector: String? = nil, mode: DisplayMode? = nil, modeRateGiven: Bool = true,
@@ -54,6 +54,9 @@ public final class KMSDisplay: Display {
     ///   ``DisplayError/drmMasterHeld(card:)``; ``DisplayError/modeUnavailable(requested:available:)``.
     public init(options: Options = Options(), rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect,
                 logger: Logger = Logger(label: "vitrine.display.kms")) throws(DisplayError) {
+        var options = options
+        // An escape hatch for drivers whose atomic support is broken.
+        if let value = getenv("VITRINE_KMS_LEGACY"), String(cString: value) == "1" { options.forceLegacy = true }
         let backend = try KMSBackend.open(options: options, logger: logger)
         self.mode = backend.mode.displayMode
         self.rotation = rotation
