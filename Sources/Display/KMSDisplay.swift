@@ -125,6 +125,8 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
     private var pendingEvents: [DisplayEvent] = []
     private var atomicProperties: (connector: [String: UInt32], crtc: [String: UInt32], plane: [String: UInt32], planeID: UInt32)?
     private var modeBlob: UInt32 = 0
+    /// Flips that timed out: their events may still arrive, and must find their state alive.
+    private var abandonedFlips: [FlipState] = []
 
     private init(cardPath: String, fd: Int32, output: DRMOutput, mode: drmModeModeInfo, forceLegacy: Bool, logger: Logger) {
         self.cardPath = cardPath
@@ -294,6 +296,7 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
                 pendingEvents.append(.flipTimedOut(seconds: KMSBackend.flipTimeout))
                 logger.error("page flip did not complete", metadata: ["timeout_s": "\(KMSBackend.flipTimeout)", "connector": "\(output.connectorName)"])
                 if let bo, let gbmSurface { gbm_surface_release_buffer(gbmSurface, bo) }
+                abandonedFlips.append(flip)
                 needsModeset = true
                 pendingEvents.append(.reinitialised("modeset again after a flip time-out"))
                 throw .drm("page flip", "no flip event within \(KMSBackend.flipTimeout) s")
