@@ -14,6 +14,7 @@
 #   flips     `--animate`: a new frame every refresh for 10 s, atomic page flips paced by their events
 #             (the presentation times are the flip events' vblank timestamps).
 #   legacy    the same through legacy drmModeSetCrtc/drmModePageFlip (VITRINE_KMS_LEGACY=1).
+#   master    a second vitrine while the first holds DRM master: exits 1 naming the cause.
 #   badmode   --mode 1234x567: exits 1 with the list of available modes.
 #   play      `vitrine play --display kms` of a still clip: PSNR >= 30 dB against FFmpeg's own decode
 #             of that frame scaled the same way (skipped, saying so, until `play` drives KMS).
@@ -172,6 +173,16 @@ RUN
     echo 'sh /cases/run.sh "pattern presented" vitrine test-pattern --display kms --rotation 90 --seconds 120' > "$staging/cases/rotated.sh"
     echo 'RUN_TO_END=1 sh /cases/run.sh "pattern presented" vitrine test-pattern --display kms --animate --seconds 12' > "$staging/cases/flips.sh"
     echo 'VITRINE_KMS_LEGACY=1 RUN_TO_END=1 sh /cases/run.sh "pattern presented" vitrine test-pattern --display kms --animate --seconds 12' > "$staging/cases/legacy.sh"
+    cat > "$staging/cases/master.sh" <<'MASTER'
+vitrine test-pattern --display kms --seconds 120 > /tmp/first 2>&1 &
+first=$!
+i=0
+while ! grep -q "pattern presented" /tmp/first && [ $i -lt 1500 ]; do sleep 0.1; i=$((i + 1)); done
+vitrine test-pattern --display kms --seconds 1
+echo "VITRINE-EXIT rc=$?"
+kill -TERM $first
+wait $first
+MASTER
     echo 'vitrine test-pattern --display kms --mode 1234x567 --seconds 1; echo "VITRINE-EXIT rc=$?"' > "$staging/cases/badmode.sh"
     echo 'sh /cases/run.sh "display: KMS" vitrine play --display kms --no-audio --duration 60 /media/still.mp4' > "$staging/cases/play.sh"
     (cd "$staging" && find . | cpio -o -H newc --quiet) > "$initramfs.tmp"
@@ -303,6 +314,12 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
         sleep 0.5
         compare restored "$work/after.ppm" || status=1
         ;;
+    master)
+        wait_for "VITRINE-EXIT" || status=1
+        grep -q "VITRINE-EXIT rc=1" "$work/serial.log" || status=1
+        grep -q "another process holds DRM master" "$work/serial.log" || status=1
+        grep -m1 "DRM master" "$work/serial.log" | sed 's/^/    /' >&2 || true
+        ;;
     badmode)
         wait_for "VITRINE-EXIT" || status=1
         grep -q "VITRINE-EXIT rc=1" "$work/serial.log" || status=1
@@ -321,7 +338,7 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(pattern rotated flips legacy badmode play)
+[ ${#cases[@]} -gt 0 ] || cases=(pattern rotated flips legacy master badmode play)
 failed=0
 for name in "${cases[@]}"; do
     set +e; run_case "$name"; status=$?; set -e
