@@ -90,8 +90,15 @@ final class ItemPipeline: @unchecked Sendable {
     private let interruption = IOInterruption()
     private var audioWanted: Bool
 
-    init(source: String, audioFormat: AudioFormat, audioEnabled: Bool, onEvent: @escaping @Sendable (Event) -> Void) {
+    /// Video decoding threads (0 = FFmpeg's choice, frame threading).
+    let videoThreadCount: Int
+
+    init(
+        source: String, audioFormat: AudioFormat, audioEnabled: Bool, videoThreadCount: Int = 0,
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) {
         self.source = source
+        self.videoThreadCount = videoThreadCount
         self.audioFormat = audioFormat
         self.audioWanted = audioEnabled
         self.onEvent = onEvent
@@ -228,7 +235,7 @@ final class ItemPipeline: @unchecked Sendable {
         var setupError: MediaError?
         if videoIndex >= 0 {
             // Frame threading on as many threads as FFmpeg chooses.
-            do { videoDecoder = try Decoder(stream: opened.stream(at: Int(videoIndex)), source: source, threadCount: 0) } catch { setupError = error }
+            do { videoDecoder = try Decoder(stream: opened.stream(at: Int(videoIndex)), source: source, threadCount: videoThreadCount) } catch { setupError = error }
         }
         if audioIndex >= 0 {
             do { audioDecoder = try Decoder(stream: opened.stream(at: Int(audioIndex)), source: source, threadCount: 1) } catch { setupError = setupError ?? error }
@@ -371,6 +378,14 @@ final class ItemPipeline: @unchecked Sendable {
 
     // MARK: Decode threads
 
+    /// A stream timestamp in item time (the container's start time is item time 0), kept in the
+    /// stream's own timescale so it reads like ffprobe's.
+    private func itemTime(ticks: Int64, timeBase: AVRational, startTime: MediaTime) -> MediaTime {
+        let time = MediaTime(ticks: ticks, timeBase: timeBase)
+        guard startTime != .zero else { return time }
+        return (time - startTime).convertScale(time.timescale)
+    }
+
     private enum Work {
         case packet(QueuedPacket)
         case drain(serial: Int)
@@ -440,7 +455,7 @@ final class ItemPipeline: @unchecked Sendable {
                 switch received {
                 case .frame:
                     let raw = box.pointer.pointee.best_effort_timestamp
-                    var pts = raw == vitrine_av_nopts_value() ? nextPTS : MediaTime(ticks: raw, timeBase: decoder.timeBase) - startTime
+                    var pts = raw == vitrine_av_nopts_value() ? nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
                     if !pts.isNumeric { pts = .zero }
                     let frameDuration = box.pointer.pointee.pkt_duration > 0
                         ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration
@@ -513,7 +528,7 @@ final class ItemPipeline: @unchecked Sendable {
                 switch received {
                 case .frame:
                     let raw = box.pointer.pointee.best_effort_timestamp
-                    var pts = raw == vitrine_av_nopts_value() ? nextPTS : MediaTime(ticks: raw, timeBase: decoder.timeBase) - startTime
+                    var pts = raw == vitrine_av_nopts_value() ? nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
                     if !pts.isNumeric { pts = .zero }
                     guard let buffer = resampler.convert(box, presentationTime: pts) else { continue }
                     nextPTS = pts + buffer.duration
