@@ -667,7 +667,17 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
             }
             guard let pipeline = item.pipeline else { return false }
             if state.rate == 0 { return state.needsFirstFrame && pipeline.withVideoFrames({ $0.isEmpty }) && !pipeline.videoFinished }
-            if item.hasVideo && pipeline.withVideoFrames({ $0.isEmpty }) && !pipeline.videoDecodeFinished { return true }
+            if item.hasVideo && !pipeline.videoDecodeFinished {
+                let (count, newest) = pipeline.withVideoFrames { ($0.count, $0.last?.presentationTime) }
+                if count == 0 { return true }
+                // A later frame may be due at the coming refresh: wait for the queue to fill so
+                // the pick (the latest frame whose time has come) does not depend on decode speed.
+                if count < ItemPipeline.videoFrameCapacity, let anchor = state.anchor, let newest {
+                    let elapsed = max(.zero, clock.now() - anchor.host)
+                    let due = anchor.media + (state.rate == 1 ? elapsed : elapsed.multiplied(by: state.rate))
+                    if newest <= due { return true }
+                }
+            }
             if state.rate == 1 && pipeline.audioEnabled && !pipeline.audioFinished {
                 if state.audioStartedGeneration != state.audioGeneration { return true }
                 if let level = audioSink as? any AudioSinkBufferLevel, level.queuedDuration < MediaTime(value: 1, timescale: 10) {
