@@ -243,6 +243,15 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     func itemStatusChanged(_ item: PlayerItem) {
         let status = item.status
         events.emit(.itemStatusChanged(item, status))
+        if status == .readyToPlay && !item.hasVideo {
+            // Audio-only items present no frame: their readiness is logged when it happens.
+            let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in
+                (state.items.firstIndex { $0 === item }.map { state.itemIndex + $0 }, state.presentationHandler)
+            }
+            if let index, let handler {
+                handler(.event(PresentationEvent(kind: .itemReady, itemIndex: index, source: item.url, time: nil, at: clock.now(), reason: nil)))
+            }
+        }
         guard status == .failed else { return }
         let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in
             guard let position = state.items.firstIndex(where: { $0 === item }) else { return (nil, nil) }
@@ -269,12 +278,9 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
             let time = clockTime(&state, at: now)
             state.pausedTime = time
             state.anchor = nil
-            if state.rate == 0 || rate == 0 { state.audioGeneration += (rate == 1 || state.rate == 1) ? 0 : 0 }
-            if state.rate != 1 && rate == 1 || state.rate == 1 && rate != 1 { state.audioGeneration += 1 }
+            // Audio plays only at rate 1: entering or leaving it restarts the audio stream.
+            if (state.rate == 1) != (rate == 1) { state.audioGeneration += 1 }
             state.rate = rate
-            if rate > 0 && state.ended && state.actionAtItemEnd == .pause {
-                // Playing again at the end restarts nothing: AVFoundation needs a seek first.
-            }
             firePeriodic(&state, time: time, effects: &effects)
             let events = self.events
             effects.append { events.emit(.rateChanged(rate)) }
@@ -316,13 +322,13 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     func currentTime() -> MediaTime {
         state.withLock { state in
             if let seek = state.seeks.last { return seek.target }
-            return clockTime(&state, at: clock.now(), extrapolateOnly: true)
+            return clockTime(&state, at: clock.now())
         }
     }
 
     /// The master clock's media time at host time `host`.
-    private func clockTime(_ state: inout State, at host: MediaTime, extrapolateOnly: Bool = false) -> MediaTime {
-        guard state.rate > 0, !state.ended else { return state.lastClock.map { _ in state.pausedTime } ?? state.pausedTime }
+    private func clockTime(_ state: inout State, at host: MediaTime) -> MediaTime {
+        guard state.rate > 0, !state.ended else { return state.pausedTime }
         if let last = state.lastClock {
             let elapsed = max(.zero, host - last.host)
             return last.media + (state.rate == 1 ? elapsed : elapsed.multiplied(by: state.rate))
