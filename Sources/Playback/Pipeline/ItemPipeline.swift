@@ -89,6 +89,12 @@ final class ItemPipeline: @unchecked Sendable {
     private var demuxThread: WorkerThread?
     private let interruption = IOInterruption()
     private var audioWanted: Bool
+    /// The audio stream played (the best one unless an audible option was selected).
+    private var selectedAudioStream = -1
+    /// The subtitle stream shown, if any.
+    private var selectedSubtitleStream: Int?
+    /// Every subtitle decoded so far, by start time (few and small: kept across seeks).
+    private var subtitles: [TimedSubtitle] = []
 
     /// Video decoding threads (0 = FFmpeg's choice, frame threading).
     let videoThreadCount: Int
@@ -215,6 +221,35 @@ final class ItemPipeline: @unchecked Sendable {
 
     var audioEnabled: Bool { lock.withLock { audioWanted && (info?.hasAudio ?? false) } }
 
+    /// Plays audio stream `index` instead (the caller seeks to flush what was queued).
+    func selectAudioStream(_ index: Int) {
+        lock.withLock {
+            selectedAudioStream = index
+            lock.broadcast()
+        }
+    }
+
+    /// Shows subtitle stream `index`, or none.
+    func selectSubtitleStream(_ index: Int?) {
+        lock.withLock {
+            if selectedSubtitleStream != index { subtitles.removeAll() }
+            selectedSubtitleStream = index
+        }
+    }
+
+    /// The subtitle shown at `time`, if any.
+    func subtitle(at time: MediaTime) -> TimedSubtitle? {
+        lock.withLock { subtitles.last { $0.start <= time && time < $0.end } }
+    }
+
+    /// Applies a selection made before the input was opened.
+    func preselect(audioStream: Int?, subtitleStream: Int?) {
+        lock.withLock {
+            if let audioStream { selectedAudioStream = audioStream }
+            selectedSubtitleStream = subtitleStream
+        }
+    }
+
     // MARK: Demux thread
 
     private func demuxLoop() {
@@ -279,6 +314,9 @@ final class ItemPipeline: @unchecked Sendable {
         let proceed: Bool = lock.withLock {
             guard !stopping else { return false }
             input = opened
+            if selectedAudioStream < 0 || opened.stream(at: min(selectedAudioStream, opened.streamCount - 1)).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
+                selectedAudioStream = Int(audioIndex)
+            }
             info = pipelineInfo
             if let videoDecoder {
                 let stream = opened.stream(at: Int(videoIndex))
@@ -302,6 +340,7 @@ final class ItemPipeline: @unchecked Sendable {
 
         var loadedUntil = MediaTime.zero
         var lastReportedLoad = MediaTime.negativeInfinity
+        var subtitleDecoder: SubtitleDecoder?
         while true {
             var seekTarget: MediaTime?
             let readSerial: Int? = lock.withLock {
@@ -344,12 +383,26 @@ final class ItemPipeline: @unchecked Sendable {
                     let end = MediaTime(ticks: packet.pts, timeBase: timeBase) + duration - startTime
                     if end > loadedUntil { loadedUntil = end }
                 }
+                let (wantedSubtitle, audioStream) = lock.withLock { (selectedSubtitleStream, selectedAudioStream) }
+                if let wantedSubtitle, Int(streamIndex) == wantedSubtitle {
+                    if subtitleDecoder?.streamIndex != wantedSubtitle {
+                        subtitleDecoder = SubtitleDecoder(stream: opened.stream(at: wantedSubtitle), index: wantedSubtitle, referenceSize: size)
+                    }
+                    if let decoded = subtitleDecoder?.decode(box.packet, startTime: startTime) {
+                        lock.withLock {
+                            guard selectedSubtitleStream == wantedSubtitle, !subtitles.contains(where: { $0.start == decoded.start }) else { return }
+                            subtitles.append(decoded)
+                            subtitles.sort { $0.start < $1.start }
+                        }
+                    }
+                    continue
+                }
                 lock.withLock {
                     guard serial == readSerial else { return }
                     if streamIndex == videoIndex {
                         videoPackets.append(box)
                         videoQueuedDuration = videoQueuedDuration + duration
-                    } else if streamIndex == audioIndex && audioWanted {
+                    } else if Int(streamIndex) == audioStream && audioWanted {
                         audioPackets.append(box)
                         audioQueuedDuration = audioQueuedDuration + duration
                     } else {
@@ -498,7 +551,9 @@ final class ItemPipeline: @unchecked Sendable {
         return true
     }
 
-    private func audioDecodeLoop(_ decoder: Decoder, resampler: AudioResampler, startTime: MediaTime) {
+    private func audioDecodeLoop(_ initialDecoder: Decoder, resampler: AudioResampler, startTime: MediaTime) {
+        var decoder = initialDecoder
+        var decoderStream = -1
         var decoderSerial = -1
         var nextPTS = MediaTime.invalid
         while true {
@@ -507,6 +562,16 @@ final class ItemPipeline: @unchecked Sendable {
             switch work {
             case .stop: return
             case .packet(let packet):
+                if decoderStream < 0 { decoderStream = packet.packet.streamIndex }
+                if packet.packet.streamIndex != decoderStream {
+                    // Another audio stream was selected: a decoder for it.
+                    let stream = lock.withLock { input?.stream(at: packet.packet.streamIndex) }
+                    guard let stream, let replacement = try? Decoder(stream: stream, source: source, threadCount: 1) else { continue }
+                    decoder = replacement
+                    decoderStream = packet.packet.streamIndex
+                    decoderSerial = packet.serial
+                    nextPTS = .invalid
+                }
                 if packet.serial != decoderSerial {
                     decoder.flush()
                     decoderSerial = packet.serial

@@ -39,6 +39,8 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var isJump: Bool
         var clock: MediaTime
         var audioClock: MediaTime?
+        /// False for content that only changes the subtitle.
+        var isFrame = true
     }
 
     struct SeekRequest {
@@ -61,6 +63,8 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var needsFirstFrame = true
         var jumpPending = false
         var handedEnd: MediaTime?
+        /// The start of the subtitle last handed to the sink (nil: none shown).
+        var handedSubtitle: MediaTime?
         var lastPresented: MediaTime?
         var periodicIndex: [Int: Int64] = [:]
         var pending: [UInt64: Pending] = [:]
@@ -499,7 +503,20 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
                 isJump: state.jumpPending, clock: needsFirst && audioClock == nil ? chosen.presentationTime : time,
                 audioClock: audioClock)
             state.jumpPending = false
-            return VideoSinkContent(frameID: id, frame: chosen.frame)
+            let subtitle = pipeline.subtitle(at: chosen.presentationTime)
+            state.handedSubtitle = subtitle?.start
+            return VideoSinkContent(frameID: id, frame: chosen.frame, subtitle: subtitle?.content)
+        }
+        // The picture stays; the subtitle may still change between frames.
+        let subtitle = pipeline.subtitle(at: time)
+        if subtitle?.start != state.handedSubtitle, state.handedEnd != nil {
+            state.handedSubtitle = subtitle?.start
+            let id = state.nextFrameID
+            state.nextFrameID += 1
+            state.pending[id] = Pending(
+                item: item, itemIndex: itemIndex, presentationTime: time, serial: pipeline.serial, isJump: false,
+                clock: time, audioClock: audioClock, isFrame: false)
+            return VideoSinkContent(frameID: id, frame: nil, subtitle: subtitle?.content)
         }
 
         guard state.rate > 0 else { return nil }
@@ -599,10 +616,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var records: [PresentationRecord] = []
         let handler: (@Sendable (PresentationRecord) -> Void)? = state.withLock { state in
             guard let presented = state.pending.removeValue(forKey: frameID) else { return nil }
+            guard presented.isFrame else { return nil }
             // Content handed out but never presented was replaced: it counts as dropped.
-            let skipped = state.pending.keys.filter { $0 < frameID }
-            for key in skipped { state.pending[key] = nil }
-            state.droppedFrames += skipped.count
+            let skipped = state.pending.filter { $0.key < frameID }
+            for key in skipped.keys { state.pending[key] = nil }
+            state.droppedFrames += skipped.values.filter(\.isFrame).count
             records.append(.frame(PresentedFrame(
                 itemIndex: presented.itemIndex, source: presented.item.url, presentationTime: presented.presentationTime,
                 presentedAt: tick.hostTime, refresh: tick.sequence, clock: presented.clock, audioClock: presented.audioClock,
