@@ -739,7 +739,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
                 feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) }
                 continue
             }
-            guard let next = pipeline.takeAudio(timeoutNanoseconds: 20_000_000) else { continue }
+            guard let next = pipeline.takeAudio(timeoutNanoseconds: 20_000_000) else {
+                // All audio of the item is out: sleep until something changes (next item, seek).
+                if pipeline.audioFinished { feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) } }
+                continue
+            }
             guard next.serial == pipeline.serial else { continue }
             if snapshot.rate != 1 {
                 // Muted off 1.0: drop what the video clock has passed, without outrunning it.
