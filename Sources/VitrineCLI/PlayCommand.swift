@@ -41,6 +41,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Refresh rate of the headless display, in Hz.")
     var refreshRate: Int32 = 60
 
+    @Flag(help: "Run on a simulated clock, as fast as decoding allows (headless only): the presentation log is the one a real-time run on an idle machine would write.")
+    var simulatedClock = false
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one file to play") }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
@@ -57,14 +60,15 @@ struct PlayCommand: AsyncParsableCommand {
         if display == .kms {
             printError("vitrine play: --display kms is not wired in yet; presenting headless")
         }
-        let videoSink = NullVideoSink(refreshRate: refreshRate)
-        let audioSink: NullAudioSink? = noAudio ? nil : NullAudioSink()
+        let clock: any HostClock = simulatedClock ? ManualClock(start: MonotonicClock().now()) : MonotonicClock()
+        let videoSink = NullVideoSink(refreshRate: refreshRate, clock: clock)
+        let audioSink: NullAudioSink? = noAudio ? nil : NullAudioSink(clock: clock)
         let items = files.map { file -> PlayerItem in
             let item = PlayerItem(url: file)
             if noAudio { item.isAudioEnabled = false }
             return item
         }
-        let player = QueuePlayer(items: items, videoSink: videoSink, audioSink: audioSink)
+        let player = QueuePlayer(items: items, videoSink: videoSink, audioSink: audioSink, clock: clock)
         player.loops = loop
         if let log { player.setPresentationHandler { log.write($0) } }
         let events = player.events
@@ -80,12 +84,12 @@ struct PlayCommand: AsyncParsableCommand {
             }
         }
         player.play()
-        let start = MonotonicClock().now()
+        let start = clock.now()
         let limit = duration.map { MediaTime(seconds: $0, preferredTimescale: 1000) }
         while true {
-            try? await Task.sleep(for: .milliseconds(20))
+            try? await Task.sleep(for: .milliseconds(simulatedClock ? 2 : 20))
             if player.items().isEmpty { break }
-            if let limit, MonotonicClock().now() - start >= limit { break }
+            if let limit, clock.now() - start >= limit { break }
         }
         player.invalidate()
         videoSink.stop()
