@@ -89,7 +89,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     let audioFormat: AudioFormat
     let events = EventHub<PlayerEvent>()
     private let teardown = DispatchGroup()
-    private let teardownQueue = DispatchQueue(label: "vitrine.player.teardown", attributes: .concurrent)
+    private let teardownQueue = DispatchQueue(label: "vitrine.player.teardown")
     private let defaultObserverQueue = DispatchQueue(label: "vitrine.player.observers")
     private var feeder: WorkerThread?
     private let feederWake = ConditionLock()
@@ -111,13 +111,15 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
 
     /// Stops every thread: the feeder, every item's pipeline. Waits for them.
     func invalidate() {
-        let items: [PlayerItem] = state.withLock { state in
-            guard !state.invalidated else { return [] }
+        let items: [PlayerItem]? = state.withLock { state in
+            guard !state.invalidated else { return nil }
             state.invalidated = true
             state.rate = 0
             defer { state.items.removeAll() }
             return state.items
         }
+        // Only the first call tears down (a later or concurrent one returns at once).
+        guard let items else { return }
         videoSink?.setSource(nil)
         audioSink?.flush()
         feederWake.withLock { feederWake.broadcast() }
