@@ -1,3 +1,4 @@
+import Dispatch
 import MediaTime
 import Playback
 import Testing
@@ -47,6 +48,21 @@ struct QueueTests {
         #expect(gaps.allSatisfy { $0 == 2 || $0 == 3 })
         #expect(shown[50].refresh - shown[49].refresh <= 3)
         #expect(shown[100].refresh - shown[99].refresh <= 3)
+    }
+
+    @Test("a periodic observer fires at each item's start (a time jump) and when the queue runs out")
+    func periodicAcrossItems() {
+        let harness = Harness(refreshRate: 25)
+        let player = harness.queue(items(Self.clips))
+        defer { player.invalidate() }
+        let times = Collector<MediaTime>()
+        let queue = DispatchQueue(label: "periodic-queue")
+        _ = player.addPeriodicTimeObserver(forInterval: MediaTime(value: 1, timescale: 1), queue: queue) { times.append($0) }
+        player.play()
+        harness.video.run(until: { queue.sync {}; return player.items().isEmpty }, maxRefreshes: 1_000)
+        queue.sync {}
+        let seconds = times.values.map(\.seconds)
+        #expect(seconds == [0, 1, 0, 1, 0, 1, 2])
     }
 
     @Test("didPlayToEndTime is posted once per item")

@@ -200,7 +200,10 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     /// Sets up the new `items.first` as current: a fresh timeline, audio restarted.
     private func makeCurrent(_ state: inout State, effects: inout [@Sendable () -> Void]) {
         let current = state.items.first
+        let previousTime = state.handedEnd ?? state.pausedTime
         state.itemIndex += 1
+        // Time jumps to the new item's start: periodic observers fire on its first frame.
+        for key in state.periodicIndex.keys { state.periodicIndex[key] = .min }
         state.pausedTime = current?.state.withLock { $0.startTime } ?? .zero
         state.anchor = nil
         state.needsFirstFrame = true
@@ -223,6 +226,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         effects.append { events.emit(.currentItemChanged(current)) }
         if current == nil && state.rate != 0 {
             state.rate = 0
+            firePeriodic(&state, time: previousTime, effects: &effects)
             effects.append { events.emit(.rateChanged(0)) }
         }
         feederWake.broadcast()
