@@ -39,6 +39,8 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var isJump: Bool
         var clock: MediaTime
         var audioClock: MediaTime?
+        /// False for content that only changes the subtitle.
+        var isFrame = true
     }
 
     struct SeekRequest {
@@ -61,6 +63,8 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var needsFirstFrame = true
         var jumpPending = false
         var handedEnd: MediaTime?
+        /// The start of the subtitle last handed to the sink (nil: none shown).
+        var handedSubtitle: MediaTime?
         var lastPresented: MediaTime?
         var periodicIndex: [Int: Int64] = [:]
         var pending: [UInt64: Pending] = [:]
@@ -243,6 +247,15 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     func itemStatusChanged(_ item: PlayerItem) {
         let status = item.status
         events.emit(.itemStatusChanged(item, status))
+        if status == .readyToPlay && !item.hasVideo {
+            // Audio-only items present no frame: their readiness is logged when it happens.
+            let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in
+                (state.items.firstIndex { $0 === item }.map { state.itemIndex + $0 }, state.presentationHandler)
+            }
+            if let index, let handler {
+                handler(.event(PresentationEvent(kind: .itemReady, itemIndex: index, source: item.url, time: nil, at: clock.now(), reason: nil)))
+            }
+        }
         guard status == .failed else { return }
         let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in
             guard let position = state.items.firstIndex(where: { $0 === item }) else { return (nil, nil) }
@@ -269,12 +282,9 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
             let time = clockTime(&state, at: now)
             state.pausedTime = time
             state.anchor = nil
-            if state.rate == 0 || rate == 0 { state.audioGeneration += (rate == 1 || state.rate == 1) ? 0 : 0 }
-            if state.rate != 1 && rate == 1 || state.rate == 1 && rate != 1 { state.audioGeneration += 1 }
+            // Audio plays only at rate 1: entering or leaving it restarts the audio stream.
+            if (state.rate == 1) != (rate == 1) { state.audioGeneration += 1 }
             state.rate = rate
-            if rate > 0 && state.ended && state.actionAtItemEnd == .pause {
-                // Playing again at the end restarts nothing: AVFoundation needs a seek first.
-            }
             firePeriodic(&state, time: time, effects: &effects)
             let events = self.events
             effects.append { events.emit(.rateChanged(rate)) }
@@ -316,13 +326,13 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     func currentTime() -> MediaTime {
         state.withLock { state in
             if let seek = state.seeks.last { return seek.target }
-            return clockTime(&state, at: clock.now(), extrapolateOnly: true)
+            return clockTime(&state, at: clock.now())
         }
     }
 
     /// The master clock's media time at host time `host`.
-    private func clockTime(_ state: inout State, at host: MediaTime, extrapolateOnly: Bool = false) -> MediaTime {
-        guard state.rate > 0, !state.ended else { return state.lastClock.map { _ in state.pausedTime } ?? state.pausedTime }
+    private func clockTime(_ state: inout State, at host: MediaTime) -> MediaTime {
+        guard state.rate > 0, !state.ended else { return state.pausedTime }
         if let last = state.lastClock {
             let elapsed = max(.zero, host - last.host)
             return last.media + (state.rate == 1 ? elapsed : elapsed.multiplied(by: state.rate))
@@ -493,7 +503,20 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
                 isJump: state.jumpPending, clock: needsFirst && audioClock == nil ? chosen.presentationTime : time,
                 audioClock: audioClock)
             state.jumpPending = false
-            return VideoSinkContent(frameID: id, frame: chosen.frame)
+            let subtitle = pipeline.subtitle(at: chosen.presentationTime)
+            state.handedSubtitle = subtitle?.start
+            return VideoSinkContent(frameID: id, frame: chosen.frame, subtitle: subtitle?.content)
+        }
+        // The picture stays; the subtitle may still change between frames.
+        let subtitle = pipeline.subtitle(at: time)
+        if subtitle?.start != state.handedSubtitle, state.handedEnd != nil {
+            state.handedSubtitle = subtitle?.start
+            let id = state.nextFrameID
+            state.nextFrameID += 1
+            state.pending[id] = Pending(
+                item: item, itemIndex: itemIndex, presentationTime: time, serial: pipeline.serial, isJump: false,
+                clock: time, audioClock: audioClock, isFrame: false)
+            return VideoSinkContent(frameID: id, frame: nil, subtitle: subtitle?.content)
         }
 
         guard state.rate > 0 else { return nil }
@@ -593,10 +616,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var records: [PresentationRecord] = []
         let handler: (@Sendable (PresentationRecord) -> Void)? = state.withLock { state in
             guard let presented = state.pending.removeValue(forKey: frameID) else { return nil }
+            guard presented.isFrame else { return nil }
             // Content handed out but never presented was replaced: it counts as dropped.
-            let skipped = state.pending.keys.filter { $0 < frameID }
-            for key in skipped { state.pending[key] = nil }
-            state.droppedFrames += skipped.count
+            let skipped = state.pending.filter { $0.key < frameID }
+            for key in skipped.keys { state.pending[key] = nil }
+            state.droppedFrames += skipped.values.filter(\.isFrame).count
             records.append(.frame(PresentedFrame(
                 itemIndex: presented.itemIndex, source: presented.item.url, presentationTime: presented.presentationTime,
                 presentedAt: tick.hostTime, refresh: tick.sequence, clock: presented.clock, audioClock: presented.audioClock,
@@ -667,7 +691,17 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
             }
             guard let pipeline = item.pipeline else { return false }
             if state.rate == 0 { return state.needsFirstFrame && pipeline.withVideoFrames({ $0.isEmpty }) && !pipeline.videoFinished }
-            if item.hasVideo && pipeline.withVideoFrames({ $0.isEmpty }) && !pipeline.videoDecodeFinished { return true }
+            if item.hasVideo && !pipeline.videoDecodeFinished {
+                let (count, newest) = pipeline.withVideoFrames { ($0.count, $0.last?.presentationTime) }
+                if count == 0 { return true }
+                // A later frame may be due at the coming refresh: wait for the queue to fill so
+                // the pick (the latest frame whose time has come) does not depend on decode speed.
+                if count < ItemPipeline.videoFrameCapacity, let anchor = state.anchor, let newest {
+                    let elapsed = max(.zero, clock.now() - anchor.host)
+                    let due = anchor.media + (state.rate == 1 ? elapsed : elapsed.multiplied(by: state.rate))
+                    if newest <= due { return true }
+                }
+            }
             if state.rate == 1 && pipeline.audioEnabled && !pipeline.audioFinished {
                 if state.audioStartedGeneration != state.audioGeneration { return true }
                 if let level = audioSink as? any AudioSinkBufferLevel, level.queuedDuration < MediaTime(value: 1, timescale: 10) {
