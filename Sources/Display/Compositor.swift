@@ -72,7 +72,9 @@ final class Compositor {
         self.rowLengthSupported = glesMajorVersion >= 3
         var programs: [VideoProgramKind: GLProgram] = [:]
         for kind in VideoProgramKind.allCases {
-            programs[kind] = try GLProgram(vertex: Shaders.vertex, fragment: kind.fragmentShader, label: "\(kind)")
+            programs[kind] = try GLProgram(
+                vertex: Shaders.vertex, fragment: kind.fragmentShader(twoChannel: glesMajorVersion >= 3 ? "rg" : "ra"),
+                label: "\(kind)")
         }
         self.programs = programs
         overlayProgram = try GLProgram(vertex: Shaders.vertex, fragment: Shaders.overlay, label: "overlay")
@@ -131,20 +133,26 @@ final class Compositor {
         case .p010: kind = .p010
         case .rgba, .rgb24: kind = .rgb
         }
-        let layouts: [(format: GLenum, bytesPerSample: Int)]
+        // GLES 3 has sized one- and two-channel formats that llvmpipe and GPUs store as they come;
+        // GLES 2 has only luminance (alpha).
+        let one: (GLenum, GLenum) = rowLengthSupported ? (GLenum(GL_RED), GLenum(GL_R8)) : (GLenum(GL_LUMINANCE), GLenum(GL_LUMINANCE))
+        let two: (GLenum, GLenum) = rowLengthSupported ? (GLenum(GL_RG), GLenum(GL_RG8)) : (GLenum(GL_LUMINANCE_ALPHA), GLenum(GL_LUMINANCE_ALPHA))
+        let rgba = (GLenum(GL_RGBA), GLenum(GL_RGBA)), rgb = (GLenum(GL_RGB), GLenum(GL_RGB))
+        let layouts: [(format: (GLenum, GLenum), bytesPerSample: Int)]
         switch frame.pixelFormat {
-        case .yuv420p: layouts = Array(repeating: (GLenum(GL_LUMINANCE), 1), count: 3)
-        case .nv12: layouts = [(GLenum(GL_LUMINANCE), 1), (GLenum(GL_LUMINANCE_ALPHA), 2)]
-        case .p010: layouts = [(GLenum(GL_LUMINANCE_ALPHA), 2), (GLenum(GL_RGBA), 4)]
-        case .rgba: layouts = [(GLenum(GL_RGBA), 4)]
-        case .rgb24: layouts = [(GLenum(GL_RGB), 3)]
+        case .yuv420p: layouts = Array(repeating: (one, 1), count: 3)
+        case .nv12: layouts = [(one, 1), (two, 2)]
+        case .p010: layouts = [(two, 2), (rgba, 4)]
+        case .rgba: layouts = [(rgba, 4)]
+        case .rgb24: layouts = [(rgb, 3)]
         }
         let sizes = VideoFrame.planeSizes(frame.pixelFormat, width: frame.width, height: frame.height)
         for (index, layout) in layouts.enumerated() where index < frame.planes.count {
             let plane = frame.planes[index]
             planeTextures[index].upload(plane.base, width: sizes[index].0, height: sizes[index].1,
                                         bytesPerRow: plane.bytesPerRow, bytesPerSample: layout.bytesPerSample,
-                                        format: layout.format, rowLengthSupported: rowLengthSupported)
+                                        format: layout.format.0, internalFormat: layout.format.1,
+                                        rowLengthSupported: rowLengthSupported)
         }
         video = VideoState(
             kind: kind, width: frame.width, height: frame.height,
@@ -326,19 +334,21 @@ enum VideoProgramKind: CaseIterable, CustomStringConvertible {
         }
     }
 
-    var fragmentShader: String {
+    /// The fragment shader; `twoChannel` is the swizzle of a two-channel texture (`rg` for GLES 3's RG8,
+    /// `ra` for GLES 2's luminance-alpha).
+    func fragmentShader(twoChannel: String) -> String {
         let sample: String
         switch self {
         case .yuv420p:
             sample = "vec3(texture2D(u_plane0, v_texcoord).r, texture2D(u_plane1, v_texcoord).r, texture2D(u_plane2, v_texcoord).r)"
         case .nv12:
-            sample = "vec3(texture2D(u_plane0, v_texcoord).r, texture2D(u_plane1, v_texcoord).ra)"
+            sample = "vec3(texture2D(u_plane0, v_texcoord).r, texture2D(u_plane1, v_texcoord).\(twoChannel))"
         case .p010:
             // 16-bit little-endian samples arrive as byte pairs (low in r, high in a/g); linear filtering of
             // both bytes is still linear in the 16-bit value. The weights are pre-divided by 65535 so no
             // intermediate leaves mediump's range (2^14) on GPUs that compute at half precision.
             sample = """
-                vec3(dot(texture2D(u_plane0, v_texcoord).ra, k16),
+                vec3(dot(texture2D(u_plane0, v_texcoord).\(twoChannel), k16),
                          dot(texture2D(u_plane1, v_texcoord).rg, k16),
                          dot(texture2D(u_plane1, v_texcoord).ba, k16))
                 """

@@ -88,7 +88,7 @@ final class GLTexture {
     /// repacked into a tight buffer first.
     func upload(
         _ base: UnsafeRawPointer, width: Int, height: Int, bytesPerRow: Int, bytesPerSample: Int,
-        format: GLenum, rowLengthSupported: Bool
+        format: GLenum, internalFormat: GLenum? = nil, rowLengthSupported: Bool
     ) {
         glBindTexture(GLenum(GL_TEXTURE_2D), name)
         glPixelStorei(GLenum(GL_UNPACK_ALIGNMENT), 1)
@@ -96,7 +96,7 @@ final class GLTexture {
         let reallocate = width != self.width || height != self.height || format != self.format
         let put: (UnsafeRawPointer) -> Void = { pixels in
             if reallocate {
-                glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GLint(format), GLsizei(width), GLsizei(height), 0,
+                glTexImage2D(GLenum(GL_TEXTURE_2D), 0, GLint(internalFormat ?? format), GLsizei(width), GLsizei(height), 0,
                              format, GLenum(GL_UNSIGNED_BYTE), pixels)
             } else {
                 glTexSubImage2D(GLenum(GL_TEXTURE_2D), 0, 0, 0, GLsizei(width), GLsizei(height),

@@ -13,6 +13,7 @@ struct VitrineCommand: AsyncParsableCommand {
             ThumbnailsCommand.self,
             PlayCommand.self,
             BenchCommand.self,
+            TestPatternCommand.self,
         ]
     )
 }
