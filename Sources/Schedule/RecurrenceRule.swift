@@ -2,7 +2,8 @@
 ///
 /// Supported parts: `FREQ` (DAILY, WEEKLY, MONTHLY), `INTERVAL`, `BYDAY` (weekdays; with an
 /// ordinal such as `1MO` or `-1FR` only for MONTHLY), `BYMONTHDAY` (1…31, -31…-1), `COUNT`,
-/// `UNTIL` (`YYYYMMDD`, `YYYYMMDDTHHMMSS` local, or `…Z` UTC) and `WKST`. Occurrences are the
+/// `UNTIL` (`YYYYMMDD`, `YYYYMMDDTHHMMSS` local, or `…Z` UTC) and `WKST`. A BYDAY list is either
+/// all plain weekdays or all ordinal ones. Occurrences are the
 /// dates that match every given part, on or after DTSTART (which, as in python-dateutil, is an
 /// occurrence only if it matches the rule). A date-only `UNTIL` includes that whole day.
 /// Rules are expanded in wall-clock terms: DST never shifts an occurrence to another date.
@@ -121,6 +122,11 @@ public struct RecurrenceRule: Sendable, Hashable, CustomStringConvertible {
         if count != nil && until != nil { throw ParseError(message: "COUNT and UNTIL must not both be given (RFC 5545)") }
         if frequency != .monthly, byDay.contains(where: { $0.ordinal != nil }) {
             throw ParseError(message: "BYDAY ordinals such as 1MO are only allowed with FREQ=MONTHLY")
+        }
+        // Readers disagree on a list that mixes plain and ordinal weekdays (python-dateutil
+        // intersects them, RFC 5545 unites them), so the subset leaves it out.
+        if byDay.contains(where: { $0.ordinal != nil }) && byDay.contains(where: { $0.ordinal == nil }) {
+            throw ParseError(message: "BYDAY must not mix plain weekdays (MO) with ordinal ones (1MO); write two entries instead")
         }
         self.frequency = frequency
         self.interval = interval
