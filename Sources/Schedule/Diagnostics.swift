@@ -113,7 +113,10 @@ func nearestMatch(to word: String, in candidates: [String]) -> String? {
     var best: (String, Int)?
     for candidate in candidates {
         let distance = editDistance(lower, candidate.lowercased())
-        if distance < (best?.1 ?? .max) { best = (candidate, distance) }
+        // On a tie, a candidate that starts with the word ("fil" → "fill") is the likelier intent.
+        if distance < (best?.1 ?? .max) || (distance == best?.1 && candidate.lowercased().hasPrefix(lower) && !(best?.0.lowercased().hasPrefix(lower) ?? false)) {
+            best = (candidate, distance)
+        }
     }
     guard let (candidate, distance) = best else { return nil }
     let limit = max(1, min(3, candidate.count / 3))

@@ -392,7 +392,7 @@ struct ScheduleDecoder {
                 } else if let day = Weekday(name: text) {
                     days.insert(day)
                 } else {
-                    let names = Weekday.allCases.map(\.shortName) + ["weekdays", "weekend"]
+                    let names = Weekday.allCases.map(\.shortName) + ["monday", "tuesday", "wednesday", "thursday", "friday", "saturday", "sunday", "weekdays", "weekend"]
                     let hint = nearestMatch(to: text, in: names).map { " (did you mean \"\($0)\"?)" } ?? ""
                     log.error(.unknownWeekday, value.location, "\"\(text)\" is not a day of the week\(hint)")
                 }
