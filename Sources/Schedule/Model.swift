@@ -273,7 +273,14 @@ public enum Cue: Sendable, Hashable, CustomStringConvertible {
         case .absolute(let time): return time
         case .fraction(let numerator, let denominator):
             guard let d = itemDuration, d.isNumeric else { return nil }
-            return d.multiplied(byRatio: numerator, over: denominator, method: .roundTowardNegativeInfinity)
+            // Exact when the product's timescale fits; otherwise to the nanosecond.
+            let scale = Int64(d.timescale) * Int64(denominator)
+            let value = Int128(d.value) * Int128(numerator)
+            if scale <= Int64(Int32.max), let exact = Int64(exactly: value) {
+                return MediaTime(value: exact, timescale: Int32(scale))
+            }
+            let ns = d.convertScale(1_000_000_000, method: .roundTowardNegativeInfinity)
+            return ns.multiplied(byRatio: numerator, over: denominator, method: .roundTowardNegativeInfinity)
         case .fromEnd(let offset):
             guard let d = itemDuration, d.isNumeric else { return nil }
             return d - offset

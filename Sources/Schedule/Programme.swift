@@ -80,6 +80,7 @@ public struct ProgrammeReport: Sendable {
         var lines = ["Programme of \(schedule.sourcePath) in \(zone.identifier), \(zone.isoString(at: from)) to \(zone.isoString(at: to))"]
         let header = ["LOCAL", "UTC", "ENTRY", "PLAYLIST", "ITEM", "POSITION"]
         var rows: [[String]] = [header]
+        var unknownLengths = false
         for state in states {
             let local = zone.isoString(at: state.instant) + " " + zone.abbreviation(at: state.instant)
             let entry = state.entry.map { $0.name + ($0.isInterrupt ? " (interrupt)" : "") } ?? (state.playlistName == nil ? "-" : "(fallback)")
@@ -87,14 +88,21 @@ public struct ProgrammeReport: Sendable {
             if let index = state.itemIndex, let item = item(state) {
                 itemText = "\(index + 1) \(item.writtenLocation)" + (item.repeatCount > 1 ? " [\(state.repetition + 1)/\(item.repeatCount)]" : "")
             }
-            rows.append([local, state.instant.description, entry, state.playlistName ?? "(nothing)", itemText,
-                         state.itemIndex == nil ? "-" : TimeSyntax.clockString(state.position)])
+            var position = state.itemIndex == nil ? "-" : TimeSyntax.clockString(state.position)
+            if let item = item(state), item.playDuration == nil {
+                position = "? (length unknown)"
+                unknownLengths = true
+            }
+            rows.append([local, state.instant.description, entry, state.playlistName ?? "(nothing)", itemText, position])
         }
         var widths = [Int](repeating: 0, count: header.count)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         for row in rows {
             let cells = row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count) }
             lines.append(cells.joined(separator: "  "))
+        }
+        if unknownLengths {
+            lines.append("Some media lengths are unknown (not probed): an item of unknown length plays until its window ends, and positions in it are not meaningful. Give it a \"duration\" or an \"out\" point.")
         }
         if states.count >= 100_000 { lines.append("(stopped after 100000 changes; narrow --from/--to or use --entries-only)") }
         return lines.joined(separator: "\n") + "\n"
@@ -127,6 +135,7 @@ public struct ProgrammeReport: Sendable {
             fields.append(("playlist", state.playlistName.map(jsonString) ?? "null"))
             fields.append(("item", state.itemIndex.map(String.init) ?? "null"))
             fields.append(("media", item(state).map { jsonString($0.writtenLocation) } ?? "null"))
+            fields.append(("item_length_seconds", item(state).flatMap(\.playDuration).map(jsonNumber) ?? "null"))
             fields.append(("repetition", String(state.repetition)))
             fields.append(("position_seconds", state.itemIndex == nil ? "null" : jsonNumber(state.position)))
             fields.append(("media_time_seconds", state.itemIndex == nil ? "null" : jsonNumber(state.mediaTime)))
