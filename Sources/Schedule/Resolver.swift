@@ -71,13 +71,13 @@ public struct ScheduleResolver: Sendable {
                 end = zone.instant(for: LocalDateTime(date: endDate, time: endTime))
             }
         } else if entry.isInterrupt, let pass = passNanoseconds(entry.playlist) {
-            end = UTCInstant(nanosecondsSinceEpoch: start.nanosecondsSinceEpoch + pass)
+            end = UTCInstant(nanosecondsSinceEpoch: saturatingSum(start.nanosecondsSinceEpoch, pass))
         } else {
             end = zone.instant(for: LocalDateTime(date: date.adding(days: 1), time: .midnight))
         }
         // An interrupt plays its playlist once, even inside a longer window.
         if entry.isInterrupt, entry.end != nil, let pass = passNanoseconds(entry.playlist) {
-            end = min(end, UTCInstant(nanosecondsSinceEpoch: start.nanosecondsSinceEpoch + pass))
+            end = min(end, UTCInstant(nanosecondsSinceEpoch: saturatingSum(start.nanosecondsSinceEpoch, pass)))
         }
         guard end > start else { return nil }
         return Occurrence(entryName: entry.name, date: date, start: start, end: end)
@@ -86,7 +86,8 @@ public struct ScheduleResolver: Sendable {
     /// How many days before an instant's local date a window containing it may have started.
     func lookbackDays(_ entry: Entry) -> Int {
         if entry.isInterrupt, entry.end == nil, let pass = passNanoseconds(entry.playlist) {
-            return Int(pass / 86_400_000_000_000) + 2
+            // An interrupt longer than the horizon is absurd; do not search further back for it.
+            return min(Int(pass / 86_400_000_000_000), horizonDays) + 2
         }
         return 2
     }
@@ -140,7 +141,7 @@ public struct ScheduleResolver: Sendable {
                                    itemIndex: nil, repetition: 0, position: .zero, mediaTime: .zero, itemStart: nil, nextChange: nil)
         var itemEnd: UTCInstant?
         if let playlistName, let playlist = schedule.playlists[playlistName] {
-            let elapsed = instant.nanosecondsSinceEpoch - anchor.nanosecondsSinceEpoch
+            let elapsed = saturatingSum(instant.nanosecondsSinceEpoch, -anchor.nanosecondsSinceEpoch)
             if let place = locate(elapsed: elapsed, in: playlist, loops: !(win?.entry.isInterrupt ?? false)) {
                 let item = playlist.items[place.index]
                 state.itemIndex = place.index
@@ -149,7 +150,7 @@ public struct ScheduleResolver: Sendable {
                 state.mediaTime = (item.inPoint ?? .zero) + state.position
                 state.itemStart = UTCInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch - place.position)
                 if let remaining = place.remaining {
-                    itemEnd = UTCInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch + remaining)
+                    itemEnd = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, remaining))
                 }
             }
         }
@@ -170,12 +171,14 @@ public struct ScheduleResolver: Sendable {
         return states
     }
 
-    /// The first instant in `(instant, limit]` where the winning window differs, or `limit`.
+    /// The first instant in `(instant, limit]` where the winning window differs, or `limit`;
+    /// the search goes at most ``horizonDays`` ahead.
     func nextWinnerChange(after instant: UTCInstant, current: (entry: Entry, occurrence: Occurrence)?, limit: UTCInstant?) -> UTCInstant? {
-        let horizon = limit ?? UTCInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch + Int64(horizonDays) * 86_400_000_000_000)
+        let farthest = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, Int64(horizonDays) * 86_400_000_000_000))
+        let horizon = min(limit ?? farthest, farthest)
         var boundaries: [UTCInstant] = []
         for entry in schedule.entries {
-            for occurrence in occurrences(of: entry, from: instant, to: UTCInstant(nanosecondsSinceEpoch: horizon.nanosecondsSinceEpoch + 1)) {
+            for occurrence in occurrences(of: entry, from: instant, to: UTCInstant(nanosecondsSinceEpoch: saturatingSum(horizon.nanosecondsSinceEpoch, 1))) {
                 for boundary in [occurrence.start, occurrence.end] where boundary > instant && boundary <= horizon {
                     boundaries.append(boundary)
                 }
@@ -187,6 +190,8 @@ public struct ScheduleResolver: Sendable {
                 return boundary
             }
         }
+        // Nothing within the horizon: the item's end if it comes first, else "no change in sight".
+        guard let limit, limit <= farthest else { return nil }
         return limit
     }
 
@@ -198,7 +203,7 @@ public struct ScheduleResolver: Sendable {
         var total: Int64 = 0
         for item in playlist.items {
             guard let play = ScheduleResolver.nanoseconds(item.playDuration) else { return nil }
-            total += play * Int64(item.repeatCount)
+            total = saturatingSum(total, saturatingProduct(play, Int64(item.repeatCount)))
         }
         return total
     }
@@ -225,7 +230,7 @@ public struct ScheduleResolver: Sendable {
         let plays = playlist.items.map { ScheduleResolver.nanoseconds($0.playDuration) }
         let known = plays.allSatisfy { $0 != nil }
         if known {
-            let pass = zip(plays, playlist.items).reduce(Int64(0)) { $0 + $1.0! * Int64($1.1.repeatCount) }
+            let pass = zip(plays, playlist.items).reduce(Int64(0)) { saturatingSum($0, saturatingProduct($1.0!, Int64($1.1.repeatCount))) }
             guard pass > 0 else { return Place(index: 0, repetition: 0, position: 0, remaining: nil) }
             if loops { offset %= pass } else if offset >= pass {
                 // A non-looping pass has ended: hold the end of the last item.
@@ -237,7 +242,7 @@ public struct ScheduleResolver: Sendable {
             guard let play = plays[index] else {
                 return Place(index: index, repetition: 0, position: offset, remaining: nil)
             }
-            let total = play * Int64(item.repeatCount)
+            let total = saturatingProduct(play, Int64(item.repeatCount))
             if offset < total {
                 let repetition = Int(offset / play)
                 let position = offset - Int64(repetition) * play
@@ -247,4 +252,16 @@ public struct ScheduleResolver: Sendable {
         }
         return nil
     }
+}
+
+/// Sums and products that stop at the ends of `Int64` instead of trapping: a schedule may name
+/// absurd lengths ("99999h", repeated 10000 times) and must still resolve.
+func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
+    let (result, overflow) = a.addingReportingOverflow(b)
+    return overflow ? (b > 0 ? .max : .min) : result
+}
+
+func saturatingProduct(_ a: Int64, _ b: Int64) -> Int64 {
+    let (result, overflow) = a.multipliedReportingOverflow(by: b)
+    return overflow ? ((a > 0) == (b > 0) ? .max : .min) : result
 }

@@ -71,7 +71,9 @@ public enum TimeSyntax {
         var scale: Int64 = 1
         for _ in 0..<fraction.count { scale *= 10 }
         let fractionValue = fraction.isEmpty ? 0 : Int64(fraction)!
-        return MediaTime(value: wholeValue * scale + fractionValue, timescale: Int32(scale))
+        let (scaled, overflow) = wholeValue.multipliedReportingOverflow(by: scale)
+        guard !overflow else { return nil }
+        return MediaTime(value: scaled + fractionValue, timescale: Int32(scale))
     }
 
     /// Formats a duration as "HH:MM:SS.fff" (milliseconds, rounded down); for programme output.

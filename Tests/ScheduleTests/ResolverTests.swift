@@ -251,3 +251,29 @@ struct ResolverTests {
         #expect((1...5).map { policy.delay(beforeRetry: $0).seconds } == [1, 2, 4, 5, 5])
     }
 }
+
+@Suite("Resolver with absurd input")
+struct ResolverRobustnessTests {
+    @Test("Huge lengths and repeat counts resolve without trapping")
+    func hugeLengths() throws {
+        let s = try schedule("""
+            version = 1
+            fallback = "p"
+            [[playlists.p.items]]
+            image = "a.png"
+            duration = "99999999h"
+            repeat = 100000
+            [[playlists.alert.items]]
+            image = "b.png"
+            duration = "99999999h"
+            [entries.alert]
+            playlist = "alert"
+            interrupt = true
+            start = "10:00"
+            """)
+        let state = ScheduleResolver(schedule: s).resolve(at: instant("2026-01-05T10:00:01Z"))
+        #expect(state.entry?.name == "alert")
+        #expect(state.position == seconds(1))
+        #expect(TimeSyntax.duration("99999999999999999999s") == nil)
+    }
+}
