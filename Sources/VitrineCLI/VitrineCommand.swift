@@ -9,6 +9,8 @@ struct VitrineCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             // Each subcommand lives in its own file.
+            ProbeCommand.self,
+            ThumbnailsCommand.self,
             ValidateCommand.self,
             ProgrammeCommand.self,
         ]
