@@ -1,10 +1,9 @@
 import ArgumentParser
-import Glibc
 import Schedule
 
 /// `vitrine programme SCHEDULE --from … --to …`: the resolved timeline, for checking a schedule
 /// before it goes out.
-struct ProgrammeCommand: ParsableCommand {
+struct ProgrammeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "programme",
         abstract: "Print what plays when: each change with its entry, playlist, item and position.",
@@ -30,8 +29,8 @@ struct ProgrammeCommand: ParsableCommand {
     @Flag(help: "Show only changes of entry or window, not every item change inside one.")
     var entriesOnly = false
 
-    func run() throws {
-        let report = ScheduleValidator.validate(path: schedule, inspector: scheduleMediaInspector())
+    func run() async throws {
+        let report = ScheduleValidator.validate(path: schedule, inspector: await ScheduleMediaProbe.inspector(forSchedule: schedule))
         guard let resolved = report.schedule else {
             for diagnostic in report.diagnostics { printError(diagnostic.description) }
             throw ExitCode(report.exitStatus)
@@ -44,9 +43,4 @@ struct ProgrammeCommand: ParsableCommand {
         let programme = ProgrammeReport(schedule: resolved, from: start, to: end, entriesOnly: entriesOnly)
         print(json ? programme.json() : programme.text(), terminator: "")
     }
-}
-
-private func printError(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
-    _ = bytes.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count) }
 }

@@ -2,14 +2,15 @@ import ArgumentParser
 import Schedule
 
 /// `vitrine validate FILE`: checks a schedule's syntax and meaning and lists every problem.
-struct ValidateCommand: ParsableCommand {
+struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
         abstract: "Check a schedule file and report every problem as file:line:column.",
         discussion: """
             Checks TOML or JSON syntax, unknown keys, malformed times and durations, references between \
             entries and playlists, media files, cues against media lengths and overlapping entries of \
-            equal priority. Exit status: 0 valid, 1 invalid, 2 unreadable.
+            equal priority. Media files are opened with FFmpeg to learn their lengths and find \
+            unreadable ones; URLs are not contacted. Exit status: 0 valid, 1 invalid, 2 unreadable.
             """)
 
     @Argument(help: "The schedule file (.toml or .json).")
@@ -18,8 +19,8 @@ struct ValidateCommand: ParsableCommand {
     @Flag(name: .customLong("quiet"), help: "Print nothing; only set the exit status.")
     var quiet = false
 
-    func run() throws {
-        let report = ScheduleValidator.validate(path: file, inspector: scheduleMediaInspector())
+    func run() async throws {
+        let report = ScheduleValidator.validate(path: file, inspector: await ScheduleMediaProbe.inspector(forSchedule: file))
         if !quiet {
             for diagnostic in report.diagnostics { print(diagnostic.description) }
             let errors = report.errorCount
@@ -34,10 +35,4 @@ struct ValidateCommand: ParsableCommand {
         }
         if report.exitStatus != 0 { throw ExitCode(report.exitStatus) }
     }
-}
-
-/// The media probe the schedule commands use: existence and readability for now.
-/// An FFmpeg-backed inspector (durations, unreadable media) plugs in here.
-func scheduleMediaInspector() -> any MediaInspector {
-    FileAccessInspector()
 }

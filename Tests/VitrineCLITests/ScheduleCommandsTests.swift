@@ -110,4 +110,42 @@ struct ScheduleCommandsTests {
         let bad = try Self.vitrine(["programme", file.path, "--from", "monday", "--to", "2026-03-30"])
         #expect(bad.status != 0)
     }
+
+    static var fixturesAvailable: Bool {
+        FileManager.default.fileExists(atPath: root.appendingPathComponent("Fixtures/generated/h264_aac.mp4").path)
+    }
+
+    @Test("validate opens media with FFmpeg: lengths for cues and trims, unreadable files named with the cause",
+          .enabled(if: fixturesAvailable, "run scripts/fixtures.sh"))
+    func mediaProbe() throws {
+        let fixtures = Self.root.appendingPathComponent("Fixtures/generated").path
+        let file = try Self.temporaryFile("""
+            version = 1
+            fallback = "p"
+            [[playlists.p.items]]
+            video = "\(fixtures)/h264_aac.mp4"
+            out = "00:00:11"
+              [[playlists.p.items.overlays]]
+              text = "late"
+              at = "00:00:12"
+            [[playlists.p.items]]
+            video = "\(fixtures)/bad/text.mp4"
+            [[playlists.p.items]]
+            video = "\(fixtures)/queue1.mp4"
+              [[playlists.p.items.overlays]]
+              text = "too late"
+              at = "end-3s"
+            """, name: "media.toml")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let run = try Self.vitrine(["validate", file.path])
+        #expect(run.status == 1)
+        let lines = run.output.split(separator: "\n").map(String.init)
+        let path = file.path
+        #expect(lines.contains { $0.hasPrefix("\(path):3:1: error: the out point 00:00:11.000 is after the end") })
+        #expect(lines.contains { $0.hasPrefix("\(path):9:1: error: media file") && $0.contains("cannot be read") })
+        // queue1.mp4 lasts 2 s, so "end-3s" is before its start.
+        #expect(lines.contains { $0.hasPrefix("\(path):15:3: error: cue end-00:00:03.000") })
+        let demo = try Self.vitrine(["validate", "Schedules/demo.toml"])
+        #expect(demo.status == 0, "\(demo.output)")
+    }
 }
