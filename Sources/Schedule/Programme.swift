@@ -53,18 +53,7 @@ public struct ProgrammeReport: Sendable {
         self.schedule = schedule
         self.from = from
         self.to = to
-        var states = ScheduleResolver(schedule: schedule).timeline(from: from, to: to, maximumChanges: maximumChanges)
-        if entriesOnly {
-            var kept: [ProgrammeState] = []
-            for state in states {
-                if let last = kept.last, last.entry?.name == state.entry?.name, last.occurrence?.start == state.occurrence?.start,
-                   last.playlistName == state.playlistName {
-                    continue
-                }
-                kept.append(state)
-            }
-            states = kept
-        }
+        let states = ScheduleResolver(schedule: schedule).timeline(from: from, to: to, entriesOnly: entriesOnly, maximumChanges: maximumChanges)
         self.states = states
     }
 

@@ -135,6 +135,14 @@ public struct ScheduleResolver: Sendable {
     /// What plays at `instant`, where in it, and when that next changes.
     public func resolve(at instant: UTCInstant) -> ProgrammeState {
         let win = winner(at: instant)
+        var (state, itemEnd) = place(at: instant, winner: win)
+        state.nextChange = nextWinnerChange(after: instant, current: win, limit: itemEnd)
+        return state
+    }
+
+    /// The state at `instant` under `win`, without ``ProgrammeState/nextChange``; also when the
+    /// current play of the item ends.
+    func place(at instant: UTCInstant, winner win: (entry: Entry, occurrence: Occurrence)?) -> (ProgrammeState, UTCInstant?) {
         let playlistName = win?.entry.playlist ?? schedule.fallbackPlaylist
         let anchor = win?.occurrence.start ?? UTCInstant(nanosecondsSinceEpoch: 0)
         var state = ProgrammeState(instant: instant, entry: win?.entry, occurrence: win?.occurrence, playlistName: playlistName,
@@ -154,41 +162,66 @@ public struct ScheduleResolver: Sendable {
                 }
             }
         }
-        state.nextChange = nextWinnerChange(after: instant, current: win, limit: itemEnd)
-        return state
+        return (state, itemEnd)
     }
 
-    /// Every change from `from` (whose state comes first) up to but excluding `to`.
-    public func timeline(from: UTCInstant, to: UTCInstant, maximumChanges: Int = 100_000) -> [ProgrammeState] {
+    /// Every change from `from` (whose state comes first) up to but excluding `to`. Each state is
+    /// the one ``resolve(at:)`` gives for its instant. With `entriesOnly`, only changes of the
+    /// winning window are listed (and each state's ``ProgrammeState/nextChange`` is the next window change).
+    public func timeline(from: UTCInstant, to: UTCInstant, entriesOnly: Bool = false, maximumChanges: Int = 100_000) -> [ProgrammeState] {
         var states: [ProgrammeState] = []
         var instant = from
         while instant < to && states.count < maximumChanges {
-            let state = resolve(at: instant)
-            states.append(state)
-            guard let next = state.nextChange, next > instant else { break }
-            instant = next
+            let win = winner(at: instant)
+            // One search per window; the items inside it only need arithmetic.
+            let windowChange = nextWinnerChange(after: instant, current: win, limit: nil)
+            var t = instant
+            while true {
+                var (state, itemEnd) = place(at: t, winner: win)
+                let next: UTCInstant?
+                if entriesOnly {
+                    next = windowChange
+                } else if let itemEnd, let windowChange {
+                    next = min(itemEnd, windowChange)
+                } else {
+                    next = itemEnd ?? windowChange
+                }
+                state.nextChange = next
+                states.append(state)
+                guard let n = next, n > t, n < to, states.count < maximumChanges else { return states }
+                t = n
+                if n == windowChange { break }
+            }
+            instant = t
         }
         return states
     }
 
     /// The first instant in `(instant, limit]` where the winning window differs, or `limit`;
-    /// the search goes at most ``horizonDays`` ahead.
+    /// the search goes at most ``horizonDays`` ahead, a few days at a time.
     func nextWinnerChange(after instant: UTCInstant, current: (entry: Entry, occurrence: Occurrence)?, limit: UTCInstant?) -> UTCInstant? {
         let farthest = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, Int64(horizonDays) * 86_400_000_000_000))
         let horizon = min(limit ?? farthest, farthest)
-        var boundaries: [UTCInstant] = []
-        for entry in schedule.entries {
-            for occurrence in occurrences(of: entry, from: instant, to: UTCInstant(nanosecondsSinceEpoch: saturatingSum(horizon.nanosecondsSinceEpoch, 1))) {
-                for boundary in [occurrence.start, occurrence.end] where boundary > instant && boundary <= horizon {
-                    boundaries.append(boundary)
+        var chunkStart = instant
+        var chunkDays: Int64 = 2
+        while chunkStart < horizon {
+            let chunkEnd = min(horizon, UTCInstant(nanosecondsSinceEpoch: saturatingSum(chunkStart.nanosecondsSinceEpoch, chunkDays * 86_400_000_000_000)))
+            var boundaries = Set<UTCInstant>()
+            for entry in schedule.entries {
+                for occurrence in occurrences(of: entry, from: chunkStart, to: UTCInstant(nanosecondsSinceEpoch: saturatingSum(chunkEnd.nanosecondsSinceEpoch, 1))) {
+                    for boundary in [occurrence.start, occurrence.end] where boundary > chunkStart && boundary <= chunkEnd {
+                        boundaries.insert(boundary)
+                    }
                 }
             }
-        }
-        for boundary in Set(boundaries).sorted() {
-            let next = winner(at: boundary)
-            if next?.entry.name != current?.entry.name || next?.occurrence.start != current?.occurrence.start {
-                return boundary
+            for boundary in boundaries.sorted() {
+                let next = winner(at: boundary)
+                if next?.entry.name != current?.entry.name || next?.occurrence.start != current?.occurrence.start {
+                    return boundary
+                }
             }
+            chunkStart = chunkEnd
+            chunkDays *= 4
         }
         // Nothing within the horizon: the item's end if it comes first, else "no change in sight".
         guard let limit, limit <= farthest else { return nil }

@@ -83,7 +83,12 @@ struct ProgrammeTests {
         // Before 29 March Berlin is at +01:00, after it at +02:00.
         let expected = reference.map { $0 + "T08:00:00" + ($0 < "2026-03-29" ? "+01:00" : "+02:00") }
         #expect(starts == expected)
-        // Entries-only: a window is one row, followed by the fallback at its end.
+        // Entries-only: each row's next change is the next row, and a window is one row,
+        // followed by the fallback at its end.
+        for (row, following) in zip(rows, rows.dropFirst()) {
+            #expect((row["next_change"] as? [String: String])?["utc"] == following["utc"] as? String)
+        }
+        #expect(rows.count == 11)
         let afterFirst = rows.first { ($0["local"] as? String) == "2026-03-23T08:05:00+01:00" }
         #expect(afterFirst?["fallback"] as? Bool == true)
     }
