@@ -14,6 +14,8 @@ struct VitrineCommand: AsyncParsableCommand {
             PlayCommand.self,
             BenchCommand.self,
             TestPatternCommand.self,
+            ValidateCommand.self,
+            ProgrammeCommand.self,
         ]
     )
 }
