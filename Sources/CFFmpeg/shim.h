@@ -81,6 +81,8 @@ typedef struct VitrineIODeadline {
     volatile int cancelled;
 } VitrineIODeadline;
 
+#include <stdio.h>
+#include <stdarg.h>
 #include <time.h>
 static inline int vitrine_io_interrupt(void *opaque) {
     VitrineIODeadline *d = (VitrineIODeadline *)opaque;
@@ -128,6 +130,18 @@ static inline int vitrine_averror_enomem(void) { return AVERROR(ENOMEM); }
 static inline int vitrine_averror_stream_not_found(void) { return AVERROR_STREAM_NOT_FOUND; }
 static inline int vitrine_averror_patchwelcome(void) { return AVERROR_PATCHWELCOME; }
 static inline int vitrine_av_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
+/// Receives each FFmpeg log line, already formatted (Swift cannot take a C va_list).
+/// Defined in Swift by MediaAsset (`@_cdecl("vitrine_log_line")`).
+void vitrine_log_line(int level, const char *line);
+static inline void vitrine_log_forward(void *avcl, int level, const char *format, va_list arguments) {
+    (void)avcl;
+    if (level > av_log_get_level()) return;
+    char line[1024];
+    vsnprintf(line, sizeof line, format, arguments);
+    vitrine_log_line(level, line);
+}
+/// Routes FFmpeg's log to `vitrine_log_line`.
+static inline void vitrine_install_log_handler(void) { av_log_set_callback(vitrine_log_forward); }
 // ---- end of MediaAsset's additions ----
 
 #endif

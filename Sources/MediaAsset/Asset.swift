@@ -110,10 +110,14 @@ public final class Asset: Sendable, CustomStringConvertible {
     private let state = Mutex(State())
 
     /// An asset for `url`. Nothing is read until a property is loaded.
-    public init(url: URL, options: Options = Options()) {
+    public convenience init(url: URL, options: Options = Options()) {
+        self.init(url: url, source: url.isFileURL ? url.path(percentEncoded: false) : url.absoluteString, options: options)
+    }
+
+    private init(url: URL, source: String, options: Options) {
         self.url = url
+        self.source = source
         self.options = options
-        source = url.isFileURL ? url.path(percentEncoded: false) : url.absoluteString
     }
 
     /// An asset for a command-line argument: a URL when it has a scheme (`https://…`), else a file path.
@@ -121,7 +125,8 @@ public final class Asset: Sendable, CustomStringConvertible {
         if pathOrURL.contains("://"), let url = URL(string: pathOrURL) {
             self.init(url: url, options: options)
         } else {
-            self.init(url: URL(filePath: pathOrURL), options: options)
+            // Error messages name the path as the user wrote it.
+            self.init(url: URL(filePath: pathOrURL), source: pathOrURL, options: options)
         }
     }
 

@@ -89,7 +89,14 @@ struct AssetDescription: Sendable {
         default: mediaType = .data
         }
         let descriptor = avcodec_descriptor_get(parameters.codec_id)
-        let codecName = String(cString: avcodec_get_name(parameters.codec_id))
+        // ffprobe's names: "unknown" when FFmpeg has no descriptor for the codec.
+        let codecName = descriptor.map { String(cString: $0.pointee.name) } ?? "unknown"
+        var codecTag: String?
+        if parameters.codec_tag != 0 {
+            var tagBuffer = [CChar](repeating: 0, count: 32)
+            av_fourcc_make_string(&tagBuffer, parameters.codec_tag)
+            codecTag = String(decoding: tagBuffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        }
         let codecLongName = descriptor.flatMap { $0.pointee.long_name.map { String(cString: $0) } } ?? codecName
         let profile = avcodec_profile_name(parameters.codec_id, parameters.profile).map { String(cString: $0) }
         let timeBase = stream.pointee.time_base
@@ -130,6 +137,7 @@ struct AssetDescription: Sendable {
             mediaType: mediaType,
             codecName: codecName,
             codecLongName: codecLongName,
+            codecTag: codecTag,
             profile: profile,
             naturalSize: mediaType == .video ? PixelSize(width: Int(parameters.width), height: Int(parameters.height)) : .zero,
             preferredRotation: clockwise,

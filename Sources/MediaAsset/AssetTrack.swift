@@ -49,6 +49,8 @@ public struct AssetTrack: Sendable, Hashable, Identifiable {
     public let codecName: String
     /// FFmpeg's descriptive codec name, e.g. "H.264 / AVC / MPEG-4 AVC / MPEG-4 part 10".
     public let codecLongName: String
+    /// The container's four-character code for the codec, e.g. "avc1" (ffprobe's `codec_tag_string`); nil when 0.
+    public let codecTag: String?
     /// The codec profile, e.g. "High", when FFmpeg knows it.
     public let profile: String?
     /// The stored picture size (before rotation); zero for non-video tracks.

@@ -9,8 +9,8 @@ import Glibc
 struct BenchCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "bench",
-        abstract: "Measure the playback engine.",
-        subcommands: [Decode.self])
+        abstract: "Measure Vitrine's parts, for the scripts in Benchmarks/.",
+        subcommands: [Decode.self, BenchCompositeCommand.self])
 
     /// `vitrine bench decode FILE`: decodes every frame through the playback pipeline, as fast as
     /// it goes, and prints the counts and the time taken.

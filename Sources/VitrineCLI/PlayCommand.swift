@@ -108,8 +108,3 @@ struct PlayCommand: AsyncParsableCommand {
     }
 }
 
-/// Writes a line to standard error (file descriptor 2, unbuffered).
-func printError(_ message: String) {
-    let line = message + "\n"
-    _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
-}

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MediaAsset
 import MediaTime
@@ -86,5 +87,19 @@ struct FFmpegWrapperTests {
     @Test("a missing image file throws instead of returning a picture")
     func missingImage() {
         #expect(throws: MediaError.self) { try RGBAImage(contentsOf: "/nonexistent/logo.png") }
+    }
+
+    @Test("a stream that ends while probing fails once, cleanly (found by the fuzz loop: a double close)")
+    func failsWhileProbing() throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("mpeg2.ts"))).prefix(376)  // two TS packets
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-two-packets-\(getpid()).ts").path
+        try bytes.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect {
+            _ = try Demuxer(source: path)
+        } throws: { error in
+            guard let error = error as? MediaError else { return false }
+            return error.operation == "cannot read stream information" && error.reason == .corruptData
+        }
     }
 }

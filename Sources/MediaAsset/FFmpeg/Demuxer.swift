@@ -1,6 +1,7 @@
 package import CFFmpeg
 package import MediaTime
 internal import Glibc
+internal import Synchronization
 
 /// An open media container (`AVFormatContext`): streams, packets, seeking.
 ///
@@ -72,20 +73,24 @@ package final class Demuxer: @unchecked Sendable {
         defer { av_dict_free(&options) }
 
         vitrine_io_arm(interrupt, Self.nanoseconds(openTimeout))
+        FFmpegLog.clear()
         var contextPointer: UnsafeMutablePointer<AVFormatContext>? = allocated
         var status = avformat_open_input(&contextPointer, source, nil, &options)
         guard status >= 0, let opened = contextPointer else {
             // avformat_open_input frees the context on failure.
-            throw MediaError.ffmpeg(status, source: source, operation: "cannot open", interrupt: interrupt)
+            let error = MediaError.ffmpeg(status, source: source, operation: "cannot open", interrupt: interrupt)
+            if error.reason == .unrecognizedFormat, !isNetwork, let format = Self.formatRecognised(inFileAt: source) {
+                // The bytes look like a known container: it is damaged or cut short, not foreign.
+                throw error.with(reason: .corruptData, detail: "(the bytes look like \(format))")
+            }
+            throw error
         }
         context = opened
         if findStreamInfo {
             status = avformat_find_stream_info(opened, nil)
             if status < 0 {
-                let error = MediaError.ffmpeg(status, source: source, operation: "cannot read stream information", interrupt: interrupt)
-                var closing: UnsafeMutablePointer<AVFormatContext>? = opened
-                avformat_close_input(&closing)
-                throw error
+                // Every stored property is set: throwing runs deinit, which closes the input.
+                throw MediaError.ffmpeg(status, source: source, operation: "cannot read stream information", interrupt: interrupt)
             }
         }
         vitrine_io_arm(interrupt, 0)
@@ -151,6 +156,7 @@ package final class Demuxer: @unchecked Sendable {
     /// - Throws: ``MediaError`` on a read error, a timeout or cancellation.
     package func read(into packet: Packet) throws(MediaError) -> Bool {
         packet.unref()
+        FFmpegLog.clear()
         vitrine_io_arm(interrupt, Self.nanoseconds(readTimeout))
         defer { vitrine_io_arm(interrupt, 0) }
         let status = av_read_frame(context, packet.pointer)
@@ -189,6 +195,31 @@ package final class Demuxer: @unchecked Sendable {
         if status < 0 {
             throw MediaError.ffmpeg(status, source: source, operation: "cannot seek to \(time.seconds) s", interrupt: interrupt)
         }
+    }
+
+    /// The container format the first bytes of a local file look like, judged by content alone
+    /// (not the file name), or nil when nothing matches with confidence.
+    ///
+    /// The corresponding C function is `av_probe_input_format3`.
+    static func formatRecognised(inFileAt path: String) -> String? {
+        guard let file = fopen(path, "rb") else { return nil }
+        defer { fclose(file) }
+        let size = 4096
+        // FFmpeg wants AVPROBE_PADDING_SIZE (64) zero bytes after the data.
+        var buffer = [UInt8](repeating: 0, count: size + 64)
+        let count = buffer.withUnsafeMutableBytes { fread($0.baseAddress, 1, size, file) }
+        guard count > 0 else { return nil }
+        var score: Int32 = 0
+        let format = buffer.withUnsafeMutableBufferPointer { bytes -> UnsafePointer<AVInputFormat>? in
+            var probe = AVProbeData()
+            probe.buf = bytes.baseAddress
+            probe.buf_size = Int32(count)
+            probe.filename = nil
+            return withUnsafePointer(to: &probe) { av_probe_input_format3($0, 1, &score) }
+        }
+        // AVPROBE_SCORE_EXTENSION is 50: anything above is a content match.
+        guard let format, score > 50 else { return nil }
+        return format.pointee.long_name.map { String(cString: $0) } ?? String(cString: format.pointee.name)
     }
 
     /// `time` in units of `timeBase`, rounded down (so a seek never lands after the time).
@@ -251,17 +282,58 @@ package final class IOInterruption: @unchecked Sendable {
 /// Process-wide FFmpeg settings, applied once before the first FFmpeg call.
 package enum FFmpegLibrary {
     private static let configured: Bool = {
-        // FFmpeg's log goes to stderr; Vitrine reports failures through errors instead.
-        // VITRINE_FFMPEG_LOG=<level> (e.g. 24 for warnings, 48 for debug) brings it back.
+        // FFmpeg's log would go to stderr; Vitrine keeps the last error line of each thread
+        // for its error messages instead. VITRINE_FFMPEG_LOG=<level> (24 warnings, 48 debug)
+        // also prints FFmpeg's lines at or below that level on stderr.
         if let level = getenv("VITRINE_FFMPEG_LOG").flatMap({ Int32(String(cString: $0)) }) {
-            av_log_set_level(level)
-        } else {
-            av_log_set_level(vitrine_av_log_quiet())
+            FFmpegLog.echoLevel.store(level, ordering: .relaxed)
         }
+        av_log_set_level(max(vitrine_av_log_error(), FFmpegLog.echoLevel.load(ordering: .relaxed)))
+        vitrine_install_log_handler()
         avformat_network_init()
         return true
     }()
 
     /// Applies the settings (idempotent, thread-safe).
     package static func configure() { _ = configured }
+}
+
+/// The last error FFmpeg logged on each thread: FFmpeg says why in its log ("moov atom not
+/// found") and only a generic code in its return value.
+package enum FFmpegLog {
+    static let echoLevel = Atomic<Int32>(-8)  // AV_LOG_QUIET
+    private static let lastError = Mutex<[UInt: String]>([:])
+
+    static func handle(level: Int32, text: UnsafePointer<CChar>?) {
+        let echo = level <= echoLevel.load(ordering: .relaxed)
+        guard let text, level <= vitrine_av_log_error() || echo else { return }
+        var line = String(cString: text)
+        while line.last == "\n" || line.last == " " { line.removeLast() }
+        if echo {
+            let bytes = Array("ffmpeg: \(line)\n".utf8)
+            _ = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+        }
+        if level <= vitrine_av_log_error(), !line.isEmpty {
+            let thread = UInt(pthread_self())
+            lastError.withLock { $0[thread] = line }
+        }
+    }
+
+    /// Forgets the calling thread's last error (call before an FFmpeg call whose failure you will report).
+    package static func clear() {
+        let thread = UInt(pthread_self())
+        _ = lastError.withLock { $0.removeValue(forKey: thread) }
+    }
+
+    /// The calling thread's last logged error since ``clear()``, and forgets it.
+    package static func take() -> String? {
+        let thread = UInt(pthread_self())
+        return lastError.withLock { $0.removeValue(forKey: thread) }
+    }
+}
+
+/// Called by the C shim for every FFmpeg log line (see `vitrine_log_forward` in CFFmpeg's shim.h).
+@_cdecl("vitrine_log_line")
+func vitrineLogLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
+    FFmpegLog.handle(level: level, text: line)
 }

@@ -44,13 +44,16 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
     public let detail: String?
     /// FFmpeg's error code, when FFmpeg reported the failure.
     public let ffmpegCode: Int32?
+    /// The last error line FFmpeg logged before the failure, e.g. "moov atom not found".
+    public let ffmpegLog: String?
 
-    public init(source: String, operation: String, reason: Reason, detail: String? = nil, ffmpegCode: Int32? = nil) {
+    public init(source: String, operation: String, reason: Reason, detail: String? = nil, ffmpegCode: Int32? = nil, ffmpegLog: String? = nil) {
         self.source = source
         self.operation = operation
         self.reason = reason
         self.detail = detail
         self.ffmpegCode = ffmpegCode
+        self.ffmpegLog = ffmpegLog
     }
 
     /// FFmpeg's text for ``ffmpegCode`` (`av_strerror`), if there is a code.
@@ -79,8 +82,14 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
 
     public var description: String {
         var line = "\(source): \(operation): \(cause)"
-        if let message = ffmpegMessage { line += " (FFmpeg: \(message))" }
+        let ffmpegWords = [ffmpegLog, ffmpegMessage].compactMap { $0 }
+        if !ffmpegWords.isEmpty { line += " (FFmpeg: \(ffmpegWords.joined(separator: "; ")))" }
         return line
+    }
+
+    /// The same error with another reason and detail.
+    package func with(reason: Reason, detail: String?) -> MediaError {
+        MediaError(source: source, operation: operation, reason: reason, detail: detail, ffmpegCode: ffmpegCode, ffmpegLog: ffmpegLog)
     }
 
     /// Classifies an FFmpeg error code returned while doing `operation` on `source`.
@@ -90,6 +99,7 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
         _ code: Int32, source: String, operation: String,
         interrupt: UnsafePointer<VitrineIODeadline>? = nil
     ) -> MediaError {
+        let log = FFmpegLog.take()
         let reason: Reason
         switch code {
         case vitrine_averror_enoent(): reason = .notFound
@@ -107,6 +117,6 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
             let isNetworkSource = source.contains("://") && !source.hasPrefix("file:")
             reason = isNetworkSource ? .network : .other
         }
-        return MediaError(source: source, operation: operation, reason: reason, ffmpegCode: code)
+        return MediaError(source: source, operation: operation, reason: reason, ffmpegCode: code, ffmpegLog: log)
     }
 }

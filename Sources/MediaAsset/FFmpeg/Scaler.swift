@@ -6,8 +6,14 @@ internal import CFFmpeg
 /// Used by one thread at a time. The corresponding C functions are `sws_getCachedContext`, `sws_scale`.
 package final class RGBAScaler: @unchecked Sendable {
     private var context: OpaquePointer?
+    private let flags: Int32
 
-    package init() {}
+    /// A scaler; `accurate` adds exact rounding and full-resolution chroma interpolation.
+    /// The default matches the `ffmpeg` command line's automatic conversion (bicubic only),
+    /// so images compare equal to what `ffmpeg -i F -frames:v 1 out.png` writes.
+    package init(accurate: Bool = false) {
+        flags = vitrine_sws_bicubic() | (accurate ? vitrine_sws_accurate_rnd() | vitrine_sws_full_chr_h_int() : 0)
+    }
 
     deinit { sws_freeContext(context) }
 
@@ -18,7 +24,6 @@ package final class RGBAScaler: @unchecked Sendable {
         guard frame.width > 0, frame.height > 0, outputWidth > 0, outputHeight > 0 else {
             throw MediaError(source: source, operation: "cannot convert a frame", reason: .invalidRequest, detail: "(empty picture)")
         }
-        let flags = vitrine_sws_bicubic() | vitrine_sws_accurate_rnd() | vitrine_sws_full_chr_h_int()
         context = sws_getCachedContext(
             context, Int32(frame.width), Int32(frame.height), frame.pixelFormat,
             Int32(outputWidth), Int32(outputHeight), AV_PIX_FMT_RGBA, flags, nil, nil, nil)
