@@ -142,3 +142,32 @@ struct QueueTests {
         #expect(zip(shown, shown.dropFirst()).allSatisfy { $1.refresh == $0.refresh + 1 })
     }
 }
+
+@Suite("Queue audio")
+struct QueueAudioTests {
+    @Test("audio runs on across the seam: no flush, contiguous samples, A/V within 20 ms in both items")
+    func gaplessAudio() {
+        let harness = Harness(audio: true)
+        let path = Fixtures.path("h264_aac.mp4")
+        let player = harness.queue([PlayerItem(url: path), PlayerItem(url: path)])
+        defer { player.invalidate() }
+        let frames = Collector<PresentedFrame>()
+        player.setPresentationHandler { if case .frame(let frame) = $0 { frames.append(frame) } }
+        player.play()
+        harness.video.run(refreshes: 5)
+        let flushesAtStart = harness.audio!.flushCount
+        harness.video.run(until: { player.items().isEmpty }, maxRefreshes: 3_000)
+        #expect(harness.audio!.flushCount == flushesAtStart)
+        // The sink's timeline is continuous: each buffer starts where the previous one ended.
+        let buffers = harness.audio!.recordedBuffers
+        let breaks = zip(buffers, buffers.dropFirst()).filter { previous, next in
+            abs((next.presentationTime - (previous.presentationTime + previous.duration)).seconds) > 1.0 / 48_000
+        }
+        #expect(breaks.isEmpty)
+        #expect(frames.values.count == 500)
+        let offsets = frames.values.compactMap { frame in frame.audioClock.map { abs(($0 - frame.presentationTime).seconds) } }
+        #expect(offsets.count >= 490)
+        #expect(offsets.allSatisfy { $0 <= 0.020 })
+        #expect(Set(frames.values.filter { $0.audioClock != nil }.map(\.itemIndex)) == [0, 1])
+    }
+}
