@@ -7,15 +7,17 @@
 #   Benchmarks/probe.sh [RUNS]          (default 30 runs of each per file)
 #   VITRINE=path/to/vitrine Benchmarks/probe.sh
 #
-# Uses a release build of vitrine (built if missing) and the fixtures from scripts/fixtures.sh.
+# Uses the shipping build of vitrine (release, static Swift standard library, in .build-release)
+# and the fixtures from scripts/fixtures.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-30}
 [ -s Fixtures/generated/h264_aac.mp4 ] || bash scripts/fixtures.sh
 vitrine=${VITRINE:-}
 if [ -z "$vitrine" ]; then
-    swift build -c release --product vitrine >&2
-    vitrine="$(swift build -c release --show-bin-path)/vitrine"
+    build=(swift build -c release --static-swift-stdlib --product vitrine --scratch-path .build-release)
+    "${build[@]}" >&2
+    vitrine="$("${build[@]}" --show-bin-path)/vitrine"
 fi
 command -v ffprobe >/dev/null || { echo "probe.sh: ffprobe is not installed" >&2; exit 1; }
 
