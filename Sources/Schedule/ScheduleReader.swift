@@ -90,7 +90,13 @@ struct ScheduleDecoder {
 
     init(path: String) {
         self.path = path
-        baseDirectory = ScheduleReader.directory(of: path)
+        // Absolute, so that a player started from another folder (a service) finds the media.
+        var base = ScheduleReader.directory(of: path)
+        if !base.hasPrefix("/") {
+            let cwd = FileManager.default.currentDirectoryPath
+            base = base == "." ? cwd : cwd + "/" + base
+        }
+        baseDirectory = base
     }
 
     static let topKeys = ["version", "timezone", "fallback", "display", "restart", "playlists", "entries"]
@@ -436,7 +442,7 @@ struct ScheduleDecoder {
         if written.hasPrefix("/") { return written }
         var relative = Substring(written)
         while relative.hasPrefix("./") { relative = relative.dropFirst(2) }
-        return baseDirectory == "." ? String(relative) : baseDirectory + "/" + relative
+        return baseDirectory == "/" ? "/" + relative : baseDirectory + "/" + relative
     }
 
     mutating func checkKeys(_ table: DocumentTable, _ allowed: [String], context: String) {
