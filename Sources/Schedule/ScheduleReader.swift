@@ -47,6 +47,14 @@ public enum ScheduleReader {
         let root: DocumentNode
         switch format {
         case .toml:
+            // The position reader goes first: it is strict about keys, and toml++ (inside TOMLKit)
+            // stops the process on an assertion for some malformed keys in debug builds
+            // ("[[:name]]"). TOMLKit then checks everything else the TOML specification requires.
+            do {
+                root = try TOMLPositionReader.read(text, file: path)
+            } catch {
+                return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: SourceLocation(file: path, line: error.line, column: error.column), "TOML syntax: \(error.message)")], isUnreadable: false)
+            }
             do {
                 _ = try TOMLTable(string: text)
             } catch let error as TOMLParseError {
@@ -54,11 +62,6 @@ public enum ScheduleReader {
                 return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: location, "TOML syntax: \(error.description)")], isUnreadable: false)
             } catch {
                 return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: SourceLocation(file: path, line: 1, column: 1), "TOML syntax: \(error)")], isUnreadable: false)
-            }
-            do {
-                root = try TOMLPositionReader.read(text, file: path)
-            } catch {
-                return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: SourceLocation(file: path, line: error.line, column: error.column), "TOML syntax: \(error.message)")], isUnreadable: false)
             }
         case .json:
             do {

@@ -6,13 +6,15 @@ import TOMLKit
 enum TOMLCrossCheck {
     /// Paths at which the two readers disagree; empty when they agree. `nil` when TOMLKit rejects the text.
     static func differences(in text: String) -> [String]? {
-        guard let reference = try? TOMLTable(string: text) else { return nil }
         let ours: DocumentNode
         do {
             ours = try TOMLPositionReader.read(text, file: "cross-check")
         } catch {
+            // Valid TOML the position reader rejects is a difference; invalid TOML is not counted.
+            guard (try? TOMLTable(string: text)) != nil else { return nil }
             return ["position reader failed at \(error.line):\(error.column): \(error.message)"]
         }
+        guard let reference = try? TOMLTable(string: text) else { return nil }
         var found: [String] = []
         compare(ours, reference.tomlValue, path: "", into: &found)
         return found
