@@ -406,6 +406,7 @@ struct ScheduleDecoder {
                     log.error(.unknownWeekday, value.location, "\"\(text)\" is not a day of the week\(hint)")
                 }
             }
+            if values.isEmpty { log.error(.invalidValue, n.location, "days is empty: entry \"\(name)\" would never play (leave \"days\" out for every day)") }
             entry.days = days
         }
         if let n = table["start"] { entry.start = timeOfDay(n, "start") }
