@@ -47,6 +47,14 @@ public enum ScheduleReader {
         let root: DocumentNode
         switch format {
         case .toml:
+            // The position reader goes first: it is strict about keys, and toml++ (inside TOMLKit)
+            // stops the process on an assertion for some malformed keys in debug builds
+            // ("[[:name]]"). TOMLKit then checks everything else the TOML specification requires.
+            do {
+                root = try TOMLPositionReader.read(text, file: path)
+            } catch {
+                return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: SourceLocation(file: path, line: error.line, column: error.column), "TOML syntax: \(error.message)")], isUnreadable: false)
+            }
             do {
                 _ = try TOMLTable(string: text)
             } catch let error as TOMLParseError {
@@ -54,11 +62,6 @@ public enum ScheduleReader {
                 return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: location, "TOML syntax: \(error.description)")], isUnreadable: false)
             } catch {
                 return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: SourceLocation(file: path, line: 1, column: 1), "TOML syntax: \(error)")], isUnreadable: false)
-            }
-            do {
-                root = try TOMLPositionReader.read(text, file: path)
-            } catch {
-                return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: SourceLocation(file: path, line: error.line, column: error.column), "TOML syntax: \(error.message)")], isUnreadable: false)
             }
         case .json:
             do {
@@ -90,7 +93,13 @@ struct ScheduleDecoder {
 
     init(path: String) {
         self.path = path
-        baseDirectory = ScheduleReader.directory(of: path)
+        // Absolute, so that a player started from another folder (a service) finds the media.
+        var base = ScheduleReader.directory(of: path)
+        if !base.hasPrefix("/") {
+            let cwd = FileManager.default.currentDirectoryPath
+            base = base == "." ? cwd : cwd + "/" + base
+        }
+        baseDirectory = base
     }
 
     static let topKeys = ["version", "timezone", "fallback", "display", "restart", "playlists", "entries"]
@@ -397,6 +406,7 @@ struct ScheduleDecoder {
                     log.error(.unknownWeekday, value.location, "\"\(text)\" is not a day of the week\(hint)")
                 }
             }
+            if values.isEmpty { log.error(.invalidValue, n.location, "days is empty: entry \"\(name)\" would never play (leave \"days\" out for every day)") }
             entry.days = days
         }
         if let n = table["start"] { entry.start = timeOfDay(n, "start") }
@@ -436,7 +446,7 @@ struct ScheduleDecoder {
         if written.hasPrefix("/") { return written }
         var relative = Substring(written)
         while relative.hasPrefix("./") { relative = relative.dropFirst(2) }
-        return baseDirectory == "." ? String(relative) : baseDirectory + "/" + relative
+        return baseDirectory == "/" ? "/" + relative : baseDirectory + "/" + relative
     }
 
     mutating func checkKeys(_ table: DocumentTable, _ allowed: [String], context: String) {

@@ -26,8 +26,6 @@ struct TOMLPositionReader {
         var keys: [String] = []
         var values: [String: Node] = [:]
         var locations: [String: SourceLocation] = [:]
-        /// Defined by a header or a dotted key (may be extended), as opposed to an inline table.
-        var isOpen = true
 
         func set(_ key: String, _ node: Node, _ location: SourceLocation) {
             if values[key] == nil { keys.append(key) }
@@ -266,7 +264,6 @@ struct TOMLPositionReader {
                     break
                 }
             }
-            table.isOpen = false
             return .table(table, keyLocation)
         default:
             let start = index
