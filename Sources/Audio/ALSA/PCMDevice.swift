@@ -1,0 +1,209 @@
+internal import CALSA
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The sample format written to the device. The mixer works in Float32 and converts once per period.
+public enum DeviceSampleFormat: String, Sendable, Hashable, CaseIterable, CustomStringConvertible {
+    /// Signed 16-bit little-endian: every device and plugin takes it.
+    case s16
+    /// Signed 32-bit little-endian.
+    case s32
+    /// 32-bit float little-endian.
+    case float32
+
+    var alsaFormat: snd_pcm_format_t {
+        switch self {
+        case .s16: SND_PCM_FORMAT_S16_LE
+        case .s32: SND_PCM_FORMAT_S32_LE
+        case .float32: SND_PCM_FORMAT_FLOAT_LE
+        }
+    }
+
+    /// Bytes per sample of one channel.
+    public var bytesPerSample: Int {
+        switch self {
+        case .s16: 2
+        case .s32, .float32: 4
+        }
+    }
+
+    public var description: String { rawValue }
+}
+
+/// The format an open PCM accepted: rate, channels, sample format and its buffering.
+public struct DeviceFormat: Sendable, Hashable, CustomStringConvertible {
+    public var sampleRate: Int
+    public var channelCount: Int
+    public var sampleFormat: DeviceSampleFormat
+    /// Frames per period: the mixer's unit of work and the metering interval.
+    public var periodFrames: Int
+    /// Frames the device buffers: the output latency.
+    public var bufferFrames: Int
+
+    public var description: String {
+        "\(sampleRate) Hz, \(channelCount) ch, \(sampleFormat), period \(periodFrames), buffer \(bufferFrames) frames"
+    }
+}
+
+/// An ALSA error code with the call that returned it.
+public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// The alsa-lib function that failed.
+    public var function: String
+    /// The negative errno value it returned.
+    public var code: Int32
+
+    public var message: String { String(cString: snd_strerror(code)) }
+    public var description: String { "\(function) failed: \(message) (\(code))" }
+}
+
+/// One open playback PCM: a thin value over `snd_pcm_t *`, used only by the audio thread
+/// once the output has started.
+struct PCMDevice: @unchecked Sendable {
+    let handle: OpaquePointer
+    let name: String
+    let format: DeviceFormat
+
+    /// Opens `name` for playback, optionally with extra ALSA configuration text merged over
+    /// the global configuration, and negotiates one fixed format (trying `preferred` first).
+    /// The corresponding C functions are `snd_pcm_open_lconf` and `snd_pcm_set_params`.
+    static func open(
+        name: String, configurationText: String?, sampleRate: Int, channelCount: Int,
+        preferred: DeviceSampleFormat, latencyMicroseconds: Int
+    ) throws(ALSAError) -> PCMDevice {
+        var pcm: OpaquePointer?
+        var status: Int32
+        if let configurationText {
+            let configuration = try loadConfiguration(configurationText)
+            defer { snd_config_delete(configuration) }
+            status = snd_pcm_open_lconf(&pcm, name, SND_PCM_STREAM_PLAYBACK, 0, configuration)
+        } else {
+            status = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, 0)
+        }
+        guard status >= 0, let pcm else { throw ALSAError(function: "snd_pcm_open", code: status) }
+
+        var candidates = [preferred]
+        candidates += DeviceSampleFormat.allCases.filter { $0 != preferred }
+        var lastError = ALSAError(function: "snd_pcm_set_params", code: -EINVAL)
+        for sampleFormat in candidates {
+            status = snd_pcm_set_params(
+                pcm, sampleFormat.alsaFormat, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channelCount),
+                UInt32(sampleRate), 1, UInt32(latencyMicroseconds))
+            if status < 0 {
+                lastError = ALSAError(function: "snd_pcm_set_params", code: status)
+                continue
+            }
+            var bufferSize: snd_pcm_uframes_t = 0
+            var periodSize: snd_pcm_uframes_t = 0
+            status = snd_pcm_get_params(pcm, &bufferSize, &periodSize)
+            if status < 0 {
+                lastError = ALSAError(function: "snd_pcm_get_params", code: status)
+                continue
+            }
+            let format = DeviceFormat(
+                sampleRate: sampleRate, channelCount: channelCount, sampleFormat: sampleFormat,
+                periodFrames: max(1, Int(periodSize)), bufferFrames: max(1, Int(bufferSize)))
+            return PCMDevice(handle: pcm, name: name, format: format)
+        }
+        snd_pcm_close(pcm)
+        throw lastError
+    }
+
+    /// The global configuration with `text` parsed over it. The corresponding C functions are
+    /// `snd_config_update_ref`, `snd_config_copy` and `snd_config_load`.
+    private static func loadConfiguration(_ text: String) throws(ALSAError) -> OpaquePointer {
+        var global: OpaquePointer?
+        var status = snd_config_update_ref(&global)
+        guard status >= 0, let global else { throw ALSAError(function: "snd_config_update_ref", code: status) }
+        defer { snd_config_unref(global) }
+        var copy: OpaquePointer?
+        status = snd_config_copy(&copy, global)
+        guard status >= 0, let copy else { throw ALSAError(function: "snd_config_copy", code: status) }
+        var input: OpaquePointer?
+        let bytes = Array(text.utf8)
+        status = bytes.withUnsafeBufferPointer { buffer in
+            buffer.withMemoryRebound(to: CChar.self) { snd_input_buffer_open(&input, $0.baseAddress, buffer.count) }
+        }
+        guard status >= 0, let input else {
+            snd_config_delete(copy)
+            throw ALSAError(function: "snd_input_buffer_open", code: status)
+        }
+        defer { snd_input_close(input) }
+        status = snd_config_load(copy, input)
+        guard status >= 0 else {
+            snd_config_delete(copy)
+            throw ALSAError(function: "snd_config_load", code: status)
+        }
+        return copy
+    }
+
+    /// Writes interleaved frames in the device format, blocking while the buffer is full.
+    /// Returns frames written; throws on an error `snd_pcm_recover` could not clear.
+    /// `recovered` counts xruns and suspends that were recovered.
+    /// The corresponding C functions are `snd_pcm_writei` and `snd_pcm_recover`.
+    func write(_ bytes: UnsafeRawBufferPointer, frames: Int, recovered: inout Int) throws(ALSAError) {
+        let frameBytes = format.channelCount * format.sampleFormat.bytesPerSample
+        var offset = 0
+        var attempts = 0
+        while offset < frames {
+            let written = snd_pcm_writei(
+                handle, bytes.baseAddress! + offset * frameBytes, snd_pcm_uframes_t(frames - offset))
+            if written >= 0 {
+                offset += written
+                attempts = 0
+                continue
+            }
+            let code = Int32(written)
+            if code == -EAGAIN { continue }
+            attempts += 1
+            guard attempts < 4, code == -EPIPE || code == -ESTRPIPE || code == -EINTR else {
+                throw ALSAError(function: "snd_pcm_writei", code: code)
+            }
+            let status = snd_pcm_recover(handle, code, 1)
+            guard status >= 0 else { throw ALSAError(function: "snd_pcm_recover", code: status) }
+            if code != -EINTR { recovered += 1 }
+        }
+    }
+
+    /// Frames written but not yet heard, or `nil` when the device cannot tell.
+    /// The corresponding C function is `snd_pcm_delay`.
+    func delay() -> Int? {
+        var frames: snd_pcm_sframes_t = 0
+        guard snd_pcm_delay(handle, &frames) >= 0 else { return nil }
+        return max(0, frames)
+    }
+
+    /// Whether the stream is running (samples are leaving the device).
+    var isRunning: Bool { snd_pcm_state(handle) == SND_PCM_STATE_RUNNING }
+
+    /// Plays out what is buffered (when `drain`) and closes. The corresponding C functions are
+    /// `snd_pcm_drain` and `snd_pcm_close`.
+    func close(drain: Bool) {
+        if drain { snd_pcm_drain(handle) }
+        snd_pcm_close(handle)
+    }
+
+    /// The names of the playback PCMs ALSA knows (from its device hints), for error messages.
+    /// The corresponding C function is `snd_device_name_hint`.
+    static func availablePCMNames() -> [String] {
+        var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
+        guard snd_device_name_hint(-1, "pcm", &hints) >= 0, let hints else { return [] }
+        defer { snd_device_name_free_hint(hints) }
+        var names: [String] = []
+        var index = 0
+        while let hint = hints[index] {
+            index += 1
+            if let ioid = snd_device_name_get_hint(hint, "IOID") {
+                let direction = String(cString: ioid)
+                free(ioid)
+                if direction == "Input" { continue }
+            }
+            guard let name = snd_device_name_get_hint(hint, "NAME") else { continue }
+            names.append(String(cString: name))
+            free(name)
+        }
+        return names
+    }
+}

@@ -1,0 +1,265 @@
+internal import CALSA
+public import MediaTime
+public import Playback
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Sound through alsa-lib: one PCM, opened once in one fixed format and kept open across
+/// items, fed by a mixer with any number of inputs (the engine's soundtrack, AudioPlayers).
+///
+/// A dedicated audio thread owns the PCM: every period it mixes the inputs (each with its
+/// volume, pan, mute and ducking ramps), applies the master volume, converts to the device
+/// format and writes. The position it reports is *frames written − `snd_pcm_delay`*,
+/// stamped on the ``MonotonicClock``, so the engine can slave video to what is heard.
+///
+/// When the device fails (USB audio unplugged, HDMI audio gone, sound server died) the
+/// thread closes it, posts an ``AudioRouteChange``, keeps consuming the inputs in real
+/// time on the host clock (video does not freeze), and reopens the device, or the
+/// configured fallback, once a second until one opens.
+///
+/// ```swift
+/// let output = try ALSAOutput(configuration: .init(deviceName: "default"))
+/// let soundtrack = output.makeInput(label: "soundtrack")   // an AudioSink for the engine
+/// output.start()
+/// ```
+public final class ALSAOutput: Sendable {
+    /// How to open the device.
+    public struct Configuration: Sendable, Hashable {
+        /// Any ALSA PCM name: `default`, `hw:1,0`, `plughw:0,3`, `pulse`, or one defined in ``configurationText``.
+        public var deviceName: String
+        /// Tried after ``deviceName`` when the device fails and does not come back.
+        public var fallbackDeviceName: String?
+        /// ALSA configuration source merged over the system configuration before opening
+        /// (for PCMs defined by the application, e.g. a file-plugin capture).
+        public var configurationText: String?
+        public var sampleRate: Int
+        public var channelCount: Int
+        /// The sample format tried first; the others are tried if the device refuses it.
+        public var sampleFormat: DeviceSampleFormat
+        /// The device buffer, at most 100 ms so controls and A/V sync stay responsive.
+        public var latencyMicroseconds: Int
+        /// How long volume, pan, mute and ducking changes take.
+        public var rampMilliseconds: Int
+        /// How many frames an input queues before ``AudioSink/enqueue(_:)`` blocks.
+        public var inputQueueFrames: Int
+        /// How often a lost device is tried again.
+        public var reopenIntervalMilliseconds: Int
+
+        public init(
+            deviceName: String = "default", fallbackDeviceName: String? = nil, configurationText: String? = nil,
+            sampleRate: Int = 48_000, channelCount: Int = 2, sampleFormat: DeviceSampleFormat = .s16,
+            latencyMicroseconds: Int = 100_000, rampMilliseconds: Int = 20, inputQueueFrames: Int? = nil,
+            reopenIntervalMilliseconds: Int = 1_000
+        ) {
+            self.deviceName = deviceName
+            self.fallbackDeviceName = fallbackDeviceName
+            self.configurationText = configurationText
+            self.sampleRate = sampleRate
+            self.channelCount = channelCount
+            self.sampleFormat = sampleFormat
+            self.latencyMicroseconds = latencyMicroseconds
+            self.rampMilliseconds = rampMilliseconds
+            self.inputQueueFrames = inputQueueFrames ?? sampleRate / 4
+            self.reopenIntervalMilliseconds = reopenIntervalMilliseconds
+        }
+    }
+
+    public let configuration: Configuration
+    /// The mixer's format: what every input's ``AudioSink/enqueue(_:)`` takes.
+    public let format: AudioFormat
+    let shared: ConditionLock<OutputState>
+    private let thread: Mutex<PThreadBox?>
+    private let initialDevice: Mutex<PCMDevice?>
+    static let logger = Logger(label: "vitrine.audio")
+
+    /// Opens the PCM and negotiates its format; call ``start()`` to begin playing.
+    public init(configuration: Configuration = Configuration()) throws(AudioOutputError) {
+        self.configuration = configuration
+        format = AudioFormat(sampleRate: configuration.sampleRate, channelCount: configuration.channelCount)
+        let device = try ALSAOutput.openDevice(named: configuration.deviceName, configuration: configuration)
+        let rampFrames = configuration.sampleRate * configuration.rampMilliseconds / 1000
+        var state = OutputState(deviceFormat: device.format, rampFrames: rampFrames)
+        state.currentDevice = device.name
+        shared = ConditionLock(state)
+        initialDevice = Mutex(device)
+        thread = Mutex(nil)
+        ALSAOutput.logger.info("audio output \(device.name): \(device.format)")
+    }
+
+    deinit {
+        stop()
+        if let device = initialDevice.withLock({ $0.take() }) { device.close(drain: false) }
+    }
+
+    /// Opens `name`, translating alsa-lib's errors into ``AudioOutputError``.
+    static func openDevice(named name: String, configuration: Configuration) throws(AudioOutputError) -> PCMDevice {
+        do {
+            return try PCMDevice.open(
+                name: name, configurationText: configuration.configurationText, sampleRate: configuration.sampleRate,
+                channelCount: configuration.channelCount, preferred: configuration.sampleFormat,
+                latencyMicroseconds: configuration.latencyMicroseconds)
+        } catch {
+            switch error.function {
+            case "snd_pcm_open" where [-ENOENT, -ENODEV, -ENXIO, -EINVAL].contains(error.code):
+                throw .unknownDevice(name: name, cause: error, availableDevices: PCMDevice.availablePCMNames())
+            case "snd_pcm_open":
+                throw .deviceUnavailable(name: name, cause: error)
+            case "snd_pcm_set_params", "snd_pcm_get_params":
+                throw .unsupportedFormat(
+                    name: name, sampleRate: configuration.sampleRate, channelCount: configuration.channelCount, cause: error)
+            default:
+                throw .invalidConfiguration(cause: error)
+            }
+        }
+    }
+
+    /// The negotiated device format (of the device playing now, or the last one).
+    public var deviceFormat: DeviceFormat { shared.withLock { $0.deviceFormat } }
+    /// The ALSA device playing now, or `nil` while the device is gone and output is silent.
+    public var currentDeviceName: String? { shared.withLock { $0.currentDevice } }
+    /// Underruns (and suspends) recovered with `snd_pcm_recover` so far.
+    public var xrunCount: Int { shared.withLock { $0.xrunCount } }
+
+    /// Starts the audio thread. Inputs may be created and filled before, so the first period already carries them.
+    public func start() {
+        thread.withLock { thread in
+            guard thread == nil, let device = initialDevice.withLock({ $0.take() }) else { return }
+            shared.withLock { $0.isStarted = true }
+            let shared = self.shared
+            let configuration = self.configuration
+            thread = PThreadBox(startThread {
+                var audioThread = AudioThread(shared: shared, configuration: configuration, device: device)
+                audioThread.run()
+            })
+        }
+    }
+
+    /// Stops the audio thread and closes the PCM; `drain` plays out what the device buffered.
+    /// Blocked producers are released (their ``AudioSink/enqueue(_:)`` returns `false`).
+    public func stop(drain: Bool = false) {
+        guard let running = thread.withLock({ $0.take() }) else { return }
+        shared.withLock {
+            $0.stopRequested = true
+            $0.drainOnStop = drain
+        }
+        shared.broadcast()
+        pthread_join(running.thread, nil)
+        shared.withLock { state in
+            state.isStopped = true
+            for continuation in state.routeObservers.values { continuation.finish() }
+            state.routeObservers.removeAll()
+        }
+        shared.broadcast()
+    }
+
+    /// A new mixer input: an ``AudioSink`` in ``format`` that stays open across items.
+    public func makeInput(label: String = "input") -> MixerInput {
+        let id = addInput(label: label, source: .stream(StreamQueue()))
+        return MixerInput(output: self, id: id)
+    }
+
+    func addInput(label: String, source: MixerSource, isStarted: Bool = true) -> Int {
+        let id = shared.withLock { state in
+            let id = state.nextInputID
+            state.nextInputID += 1
+            let rampFrames = configuration.sampleRate * configuration.rampMilliseconds / 1000
+            var input = MixerInputState(
+                id: id, label: label, source: source, channelCount: format.channelCount, rampFrames: rampFrames)
+            input.isStarted = isStarted
+            state.inputs.append(input)
+            return id
+        }
+        return id
+    }
+
+    func removeInput(_ id: Int) {
+        shared.withLock { state in
+            state.inputs.removeAll { $0.id == id }
+            state.finishHandlers[id] = nil
+            state.pendingFinishes.removeAll { $0.inputID == id }
+        }
+        shared.broadcast()
+    }
+
+    /// Runs `body` on one input's state under the lock (`nil` once the input is removed),
+    /// then wakes blocked producers so they see the change.
+    @discardableResult
+    func withInput<Result>(_ id: Int, _ body: (inout MixerInputState) -> Result) -> Result? {
+        let result = shared.withLock { state -> Result? in
+            guard let index = state.inputIndex(id) else { return nil }
+            return body(&state.inputs[index])
+        }
+        shared.broadcast()
+        return result
+    }
+
+    // MARK: Master stage
+
+    /// The master volume, 0…1, ramped.
+    public var masterVolume: Float {
+        get { shared.withLock { $0.masterVolume } }
+        set { shared.withLock { $0.masterVolume = min(1, max(0, newValue)) } }
+    }
+
+    /// Silences the whole output (ramped) without stopping the clock.
+    public var isMuted: Bool {
+        get { shared.withLock { $0.isMasterMuted } }
+        set { shared.withLock { $0.isMasterMuted = newValue } }
+    }
+
+    /// Whether the mixed output is measured every period.
+    public var isMeteringEnabled: Bool {
+        get { shared.withLock { $0.isMeteringEnabled } }
+        set { shared.withLock { $0.isMeteringEnabled = newValue } }
+    }
+
+    /// Makes the last period's levels visible to ``averagePower(forChannel:)`` and ``peakPower(forChannel:)``.
+    public func updateMeters() { shared.withLock { $0.meter.publish() } }
+    /// RMS level of the mixed output's last measured period, in dBFS (−160 … 0).
+    public func averagePower(forChannel channel: Int) -> Float {
+        shared.withLock { $0.meter.averagePower.indices.contains(channel) ? $0.meter.averagePower[channel] : LevelMeter.floor }
+    }
+    /// Peak level of the mixed output's last measured period, in dBFS (−160 … 0).
+    public func peakPower(forChannel channel: Int) -> Float {
+        shared.withLock { $0.meter.peakPower.indices.contains(channel) ? $0.meter.peakPower[channel] : LevelMeter.floor }
+    }
+
+    // MARK: Clock and routes
+
+    /// The device clock: frames heard so far as a time, advancing in real time while the
+    /// output runs (AVAudioPlayer's `deviceCurrentTime`). ``AudioPlayer/play(atTime:)`` uses it.
+    public var deviceTime: MediaTime {
+        let now = MonotonicClock.nanosecondsNow()
+        return shared.withLock { state in
+            MediaTime(value: state.heardFrame(atHostNanos: now), timescale: Int32(state.deviceFormat.sampleRate))
+        }
+    }
+
+    /// Route changes from now on, until the output stops.
+    public var routeChanges: AsyncStream<AudioRouteChange> {
+        let (stream, continuation) = AsyncStream<AudioRouteChange>.makeStream(bufferingPolicy: .bufferingNewest(32))
+        let id = shared.withLock { state -> Int? in
+            guard !state.isStopped else { return nil }
+            state.nextObserverID += 1
+            state.routeObservers[state.nextObserverID] = continuation
+            return state.nextObserverID
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        let shared = self.shared
+        continuation.onTermination = { _ in shared.withLock { _ = $0.routeObservers.removeValue(forKey: id) } }
+        return stream
+    }
+}
+
+struct PThreadBox: @unchecked Sendable {
+    let thread: pthread_t
+    init(_ thread: pthread_t) { self.thread = thread }
+}

@@ -1,0 +1,168 @@
+internal import CALSA
+import MediaTime
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// The loop of the thread that owns the PCM: mix a period, convert, write, stamp the clock;
+/// on device failure, run the same loop silently on the host clock and try to reopen.
+struct AudioThread {
+    let shared: ConditionLock<OutputState>
+    let configuration: ALSAOutput.Configuration
+    var device: PCMDevice?
+
+    init(shared: ConditionLock<OutputState>, configuration: ALSAOutput.Configuration, device: PCMDevice) {
+        self.shared = shared
+        self.configuration = configuration
+        self.device = device
+    }
+
+    mutating func run() {
+        let channels = configuration.channelCount
+        let rate = Int64(configuration.sampleRate)
+        var format = device!.format
+        var mix = [Float](repeating: 0, count: format.periodFrames * channels)
+        var scratch = mix
+        var bytes = [UInt8](repeating: 0, count: format.periodFrames * channels * 4)
+        // Pacing for devices that do not block (the null/file plugins) and for the silent clock:
+        // host time of frame `paceFrames` after `paceBaseNanos`.
+        var paceBaseNanos: Int64?
+        var paceFrames: Int64 = 0
+        var lastReopenNanos: Int64 = 0
+
+        while true {
+            let frames = format.periodFrames
+            let mixed = mix.withUnsafeMutableBufferPointer { mixBuffer in
+                scratch.withUnsafeMutableBufferPointer { scratchBuffer in
+                    shared.withLock { state -> (handlers: [@Sendable () -> Void], firstFrame: Int64)? in
+                        if state.stopRequested { return nil }
+                        let handlers = state.mixPeriod(
+                            into: mixBuffer.baseAddress!, scratch: scratchBuffer.baseAddress!, frames: frames)
+                        return (handlers, state.framesWritten)
+                    }
+                }
+            }
+            guard let mixed else { break }
+            for handler in mixed.handlers { handler() }
+
+            var heardFrame: Int64
+            var isClocked = false
+            var recovered = 0
+            if let current = device {
+                ALSAOutput.convert(mix, frames: frames * channels, to: &bytes, format: format.sampleFormat)
+                do {
+                    try bytes.withUnsafeBytes { try current.write($0, frames: frames, recovered: &recovered) }
+                    let delay = current.delay() ?? 0
+                    heardFrame = mixed.firstFrame + Int64(frames) - Int64(delay)
+                    isClocked = delay > 0
+                } catch {
+                    lose(current, error: error as? ALSAError ?? ALSAError(function: "snd_pcm_writei", code: -EIO))
+                    paceBaseNanos = nil
+                    lastReopenNanos = MonotonicClock.nanosecondsNow()
+                    heardFrame = mixed.firstFrame
+                }
+            } else {
+                heardFrame = mixed.firstFrame
+            }
+            if isClocked {
+                paceBaseNanos = nil
+            } else {
+                // Not blocked by a device: hold the loop to real time, one period ahead at most.
+                let now = MonotonicClock.nanosecondsNow()
+                if paceBaseNanos == nil {
+                    paceBaseNanos = now
+                    paceFrames = 0
+                }
+                paceFrames += Int64(frames)
+                let deadline = paceBaseNanos! + (paceFrames - Int64(frames)) * 1_000_000_000 / rate
+                if deadline > now { MonotonicClock().sleep(until: .nanoseconds(deadline)) }
+                heardFrame = mixed.firstFrame
+            }
+            let now = MonotonicClock.nanosecondsNow()
+            let running = isClocked ? (device?.isRunning ?? false) : true
+            shared.withLock { state in
+                state.framesWritten = mixed.firstFrame + Int64(frames)
+                state.heardFrameStamp = max(0, heardFrame)
+                state.stampHostNanos = now
+                state.isClockRunning = running
+                state.xrunCount += recovered
+            }
+            shared.broadcast()
+
+            if device == nil, now - lastReopenNanos >= Int64(configuration.reopenIntervalMilliseconds) * 1_000_000 {
+                lastReopenNanos = now
+                if let reopened = reopen() {
+                    device = reopened
+                    format = reopened.format
+                    mix = [Float](repeating: 0, count: format.periodFrames * channels)
+                    scratch = mix
+                    bytes = [UInt8](repeating: 0, count: format.periodFrames * channels * 4)
+                    paceBaseNanos = nil
+                }
+            }
+        }
+        let drain = shared.withLock { $0.drainOnStop }
+        device?.close(drain: drain)
+        device = nil
+    }
+
+    /// Closes a failed device and tells the observers.
+    private mutating func lose(_ failed: PCMDevice, error: ALSAError) {
+        failed.close(drain: false)
+        device = nil
+        ALSAOutput.logger.warning("audio device \(failed.name) failed: \(error); continuing silently")
+        shared.withLock { state in
+            state.currentDevice = nil
+            state.post(AudioRouteChange(
+                reason: .oldDeviceUnavailable, previousDevice: failed.name, currentDevice: nil, detail: error.message))
+        }
+    }
+
+    /// Tries the configured device, then the fallback.
+    private func reopen() -> PCMDevice? {
+        for name in [configuration.deviceName, configuration.fallbackDeviceName].compactMap({ $0 }) {
+            guard let reopened = try? ALSAOutput.openDevice(named: name, configuration: configuration) else { continue }
+            ALSAOutput.logger.notice("audio device \(name) available again: \(reopened.format)")
+            shared.withLock { state in
+                state.currentDevice = name
+                state.deviceFormat = reopened.format
+                state.post(AudioRouteChange(reason: .newDeviceAvailable, previousDevice: nil, currentDevice: name))
+            }
+            return reopened
+        }
+        return nil
+    }
+}
+
+extension ALSAOutput {
+    /// Converts the float mix to the device's sample format, rounding and clipping the way
+    /// libswresample does (so a unity-gain stream reaches the device bit-exact).
+    static func convert(_ mix: [Float], frames sampleCount: Int, to bytes: inout [UInt8], format: DeviceSampleFormat) {
+        mix.withUnsafeBufferPointer { source in
+            bytes.withUnsafeMutableBytes { destination in
+                switch format {
+                case .s16:
+                    let output = destination.bindMemory(to: Int16.self)
+                    for index in 0..<sampleCount {
+                        let scaled = (source[index] * 32768).rounded(.toNearestOrEven)
+                        output[index] = scaled.isNaN ? 0 : Int16(min(32767, max(-32768, scaled))).littleEndian
+                    }
+                case .s32:
+                    let output = destination.bindMemory(to: Int32.self)
+                    for index in 0..<sampleCount {
+                        let scaled = (Double(source[index]) * 2_147_483_648).rounded(.toNearestOrEven)
+                        output[index] = scaled.isNaN ? 0 : Int32(min(2_147_483_647, max(-2_147_483_648, scaled))).littleEndian
+                    }
+                case .float32:
+                    let output = destination.bindMemory(to: Float.self)
+                    for index in 0..<sampleCount {
+                        let sample = source[index]
+                        output[index] = sample.isNaN ? 0 : min(1, max(-1, sample))
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,132 @@
+import MediaTime
+
+/// The mixer and clock state shared by the audio thread and the public API, guarded by one lock.
+struct OutputState: Sendable {
+    var inputs: [MixerInputState] = []
+    var nextInputID = 1
+
+    var masterVolume: Float = 1
+    var isMasterMuted = false
+    var masterGains: GainRamp
+    var isMeteringEnabled = false
+    var meter: LevelMeter
+
+    /// Device frames mixed and handed to the device (or to the silent clock) so far.
+    var framesWritten: Int64 = 0
+    /// The device frame heard at ``stampHostNanos``.
+    var heardFrameStamp: Int64 = 0
+    var stampHostNanos: Int64 = 0
+    /// Whether the heard position advances with host time after the stamp (stream running).
+    var isClockRunning = false
+    /// The latest heard-frame estimate handed out: readings never go backwards.
+    var lastHeardEstimate: Int64 = 0
+
+    var isStarted = false
+    var stopRequested = false
+    var drainOnStop = false
+    var isStopped = false
+    var xrunCount = 0
+    var currentDevice: String?
+    var deviceFormat: DeviceFormat
+
+    var routeObservers: [Int: AsyncStream<AudioRouteChange>.Continuation] = [:]
+    var nextObserverID = 0
+    /// Clips that mixed their last sample: (input, device frame after it).
+    var pendingFinishes: [(inputID: Int, deviceFrame: Int64)] = []
+    var finishHandlers: [Int: @Sendable () -> Void] = [:]
+
+    init(deviceFormat: DeviceFormat, rampFrames: Int) {
+        self.deviceFormat = deviceFormat
+        currentDevice = nil
+        masterGains = GainRamp(
+            channelCount: deviceFormat.channelCount, rampFrames: rampFrames,
+            initial: Array(repeating: 1, count: deviceFormat.channelCount))
+        meter = LevelMeter(channelCount: deviceFormat.channelCount)
+    }
+
+    func inputIndex(_ id: Int) -> Int? { inputs.firstIndex { $0.id == id } }
+
+    /// The device frame being heard at host time `nowNanos` (extrapolated from the last stamp).
+    mutating func heardFrame(atHostNanos nowNanos: Int64) -> Int64 {
+        var heard = heardFrameStamp
+        if isClockRunning {
+            let elapsed = max(0, nowNanos - stampHostNanos)
+            heard += elapsed * Int64(deviceFormat.sampleRate) / 1_000_000_000
+            heard = min(heard, framesWritten)
+        }
+        heard = max(heard, lastHeardEstimate)
+        lastHeardEstimate = heard
+        return heard
+    }
+
+    /// Mixes one period of every playing input into `mix` (interleaved) and applies the master stage.
+    /// Returns the finish handlers of clips whose last sample has now been heard.
+    mutating func mixPeriod(
+        into mix: UnsafeMutablePointer<Float>, scratch: UnsafeMutablePointer<Float>, frames: Int
+    ) -> [@Sendable () -> Void] {
+        let channels = deviceFormat.channelCount
+        let rate = deviceFormat.sampleRate
+        mix.update(repeating: 0, count: frames * channels)
+        let firstFrame = framesWritten
+        for index in inputs.indices {
+            inputs[index].pruneSegments(before: heardFrameStamp, sampleRate: rate)
+            let input = inputs[index]
+            guard !input.isClosed, input.isStarted, !input.isPaused else {
+                inputs[index].meter.silence()
+                continue
+            }
+            var skip = 0
+            if let start = input.startDeviceFrame {
+                if start >= firstFrame + Int64(frames) {
+                    inputs[index].meter.silence()
+                    continue
+                }
+                skip = Int(max(0, start - firstFrame))
+            }
+            let wanted = frames - skip
+            var rendered = 0
+            switch inputs[index].source {
+            case .stream(var queue):
+                inputs[index].source = .stream(StreamQueue())
+                rendered = queue.render(
+                    into: scratch, frames: wanted, channels: channels, firstDeviceFrame: firstFrame + Int64(skip),
+                    sampleRate: rate, segments: &inputs[index].segments)
+                inputs[index].source = .stream(queue)
+            case .clip(var cursor):
+                let wasFinished = cursor.finished
+                rendered = cursor.render(
+                    into: scratch, frames: wanted, channels: channels, firstDeviceFrame: firstFrame + Int64(skip),
+                    sampleRate: rate, segments: &inputs[index].segments)
+                if cursor.finished, !wasFinished {
+                    pendingFinishes.append((input.id, firstFrame + Int64(skip + rendered)))
+                }
+                inputs[index].source = .clip(cursor)
+            }
+            let targets = inputs[index].gainTargets
+            if !inputs[index].hasPlayed, rendered > 0 {
+                // A stream's first samples play at the level it was set to: no fade-in.
+                inputs[index].gains.reset(to: targets)
+                inputs[index].hasPlayed = true
+            }
+            inputs[index].gains.scale(scratch, frames: rendered, targets: targets)
+            let destination = mix + skip * channels
+            for sample in 0..<(rendered * channels) { destination[sample] += scratch[sample] }
+            if inputs[index].isMeteringEnabled { inputs[index].meter.measure(scratch, frames: rendered) }
+        }
+        let masterTargets = GainRamp.targets(channelCount: channels, volume: masterVolume, pan: 0, muted: isMasterMuted)
+        masterGains.scale(mix, frames: frames, targets: masterTargets)
+        if isMeteringEnabled { meter.measure(mix, frames: frames) }
+
+        var handlers: [@Sendable () -> Void] = []
+        pendingFinishes.removeAll { pending in
+            guard pending.deviceFrame <= heardFrameStamp else { return false }
+            if let handler = finishHandlers[pending.inputID] { handlers.append(handler) }
+            return true
+        }
+        return handlers
+    }
+
+    func post(_ change: AudioRouteChange) {
+        for continuation in routeObservers.values { continuation.yield(change) }
+    }
+}

@@ -1,1 +1,0 @@
-// Tests for Audio live in this folder, one file per behaviour.
