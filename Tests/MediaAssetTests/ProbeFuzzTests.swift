@@ -74,7 +74,14 @@ struct ProbeFuzzTests {
                 described += 1
                 if tracks.contains(where: { $0.mediaType == .video && $0.isDecodable && !$0.isAttachedPicture }) {
                     do {
-                        _ = try await AssetImageGenerator(asset: asset).image(at: .zero)
+                        let generator = AssetImageGenerator(asset: asset)
+                        var time = MediaTime.zero
+                        if iteration % 3 == 0 {  // the exact path decodes past the keyframe
+                            generator.requestedTimeToleranceBefore = .zero
+                            generator.requestedTimeToleranceAfter = .zero
+                            time = MediaTime(value: 1, timescale: 2)
+                        }
+                        _ = try await generator.image(at: time)
                         images += 1
                     } catch {
                         #expect(error.description.hasPrefix(path), "\(error)")
