@@ -166,6 +166,8 @@ enum TOMLCorpus {
         valid("infinity and not-a-number", "sf1 = inf", "sf2 = +inf", "sf3 = -inf", "sf4 = nan", "sf5 = +nan", "sf6 = -nan"),
         valid("booleans", "bool1 = true", "bool2 = false"),
         valid("shortest and longest round-trip floats", "a = 0.1", "b = 1.7976931348623157e308", "c = 5e-324", "d = 123456789012345678.0"),
+        valid("floats beyond the double range", "a = 1e400", "b = -1e400", "c = 1e-400"),
+        valid("escaped NUL in a key and a value", #""a\u0000b" = "c\u0000d""#),
         invalid("leading zero", "a = 01"),
         invalid("two zeros", "a = 00"),
         invalid("negative leading zero", "a = -01"),
