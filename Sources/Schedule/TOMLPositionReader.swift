@@ -66,12 +66,23 @@ struct TOMLPositionReader {
         }
     }
 
+    /// The elements of a `[[header]]` array, shared so that appending one does not copy the others.
+    private final class TableArray {
+        var tables: [Table]
+        var locations: [SourceLocation]
+
+        init(_ table: Table, at location: SourceLocation) {
+            tables = [table]
+            locations = [location]
+        }
+    }
+
     private enum Node {
         /// A scalar or a static array (`[1, 2]`): never extended.
         case value(DocumentNode.Value, SourceLocation)
         case table(Table, SourceLocation)
         /// An array of tables made by `[[header]]`: each header appends one.
-        case tableArray([Table], [SourceLocation])
+        case tableArray(TableArray)
     }
 
     static func read(_ text: String, file: String) throws(Failure) -> DocumentNode {
@@ -94,8 +105,8 @@ struct TOMLPositionReader {
         switch node {
         case .value(let value, let location): return DocumentNode(value: value, location: location)
         case .table(let table, let location): return DocumentNode(value: .table(convert(table)), location: location)
-        case .tableArray(let tables, let locations):
-            let elements = zip(tables, locations).map { DocumentNode(value: .table(convert($0)), location: $1) }
+        case .tableArray(let array):
+            let elements = zip(array.tables, array.locations).map { DocumentNode(value: .table(convert($0)), location: $1) }
             return DocumentNode(value: .array(elements), location: keyLocation)
         }
     }
@@ -226,12 +237,12 @@ struct TOMLPositionReader {
         let path = try key()
         if isArray {
             guard current == .rightBracket, peek(1) == .rightBracket else {
-                throw fail("expected ']]' to close the array-of-tables header [[\(display(path))]]")
+                throw fail("expected ']]' to close the array-of-tables header [[\(Self.display(path))]]")
             }
             advance()
             advance()
         } else {
-            guard current == .rightBracket else { throw fail("expected ']' to close the table header [\(display(path))]") }
+            guard current == .rightBracket else { throw fail("expected ']' to close the table header [\(Self.display(path))]") }
             advance()
         }
         return try header(path, isArray: isArray, root: root, location: location)
@@ -241,7 +252,7 @@ struct TOMLPositionReader {
     private func header(_ path: [(String, SourceLocation)], isArray: Bool, root: Table, location: SourceLocation) throws(Failure) -> Table {
         var table = root
         for (offset, (name, keyLocation)) in path.enumerated() {
-            let named = display(path.prefix(offset + 1))
+            func named() -> String { Self.display(path.prefix(offset + 1)) }
             let existing = table.values[name]
             if offset < path.count - 1 {
                 switch existing {
@@ -250,32 +261,31 @@ struct TOMLPositionReader {
                     table.set(name, .table(next, keyLocation), keyLocation)
                     table = next
                 case .table(let next, let defined)?:
-                    if next.origin == .inline { throw fail("\(named) is an inline table (\(position(defined))); it cannot be extended", at: keyLocation) }
+                    if next.origin == .inline { throw fail("\(named()) is an inline table (\(position(defined))); it cannot be extended", at: keyLocation) }
                     table = next
-                case .tableArray(let tables, _)?:
-                    guard let last = tables.last else { throw fail("\(named) is an empty array of tables", at: keyLocation) }
+                case .tableArray(let array)?:
+                    guard let last = array.tables.last else { throw fail("\(named()) is an empty array of tables", at: keyLocation) }
                     table = last
                 case .value(let value, let defined)?:
-                    throw fail("\(named) is already \(kind(value)) (\(position(defined))), not a table", at: keyLocation)
+                    throw fail("\(named()) is already \(kind(value)) (\(position(defined))), not a table", at: keyLocation)
                 }
             } else if isArray {
                 switch existing {
                 case nil:
                     let fresh = try child(of: table, origin: .header, at: keyLocation)
-                    table.set(name, .tableArray([fresh], [location]), keyLocation)
+                    table.set(name, .tableArray(TableArray(fresh, at: location)), keyLocation)
                     return fresh
-                case .tableArray(var tables, var locations)?:
+                case .tableArray(let array)?:
                     let fresh = try child(of: table, origin: .header, at: keyLocation)
-                    tables.append(fresh)
-                    locations.append(location)
-                    table.set(name, .tableArray(tables, locations), table.locations[name] ?? keyLocation)
+                    array.tables.append(fresh)
+                    array.locations.append(location)
                     return fresh
                 case .value(.array, let defined)?:
-                    throw fail("cannot append to the static array \(named) (\(position(defined))) with [[\(display(path))]]", at: keyLocation)
+                    throw fail("cannot append to the static array \(named()) (\(position(defined))) with [[\(Self.display(path))]]", at: keyLocation)
                 case .value(let value, let defined)?:
-                    throw fail("\(named) is already \(kind(value)) (\(position(defined))), not an array of tables", at: keyLocation)
+                    throw fail("\(named()) is already \(kind(value)) (\(position(defined))), not an array of tables", at: keyLocation)
                 case .table(_, let defined)?:
-                    throw fail("\(named) is already a table (\(position(defined))), not an array of tables", at: keyLocation)
+                    throw fail("\(named()) is already a table (\(position(defined))), not an array of tables", at: keyLocation)
                 }
             } else {
                 switch existing {
@@ -290,16 +300,16 @@ struct TOMLPositionReader {
                         table.set(name, .table(next, location), location)
                         return next
                     case .header:
-                        throw fail("table [\(named)] is defined twice (first \(position(defined)))", at: keyLocation)
+                        throw fail("table [\(named())] is defined twice (first \(position(defined)))", at: keyLocation)
                     case .dotted:
-                        throw fail("table [\(named)] was already defined by dotted keys (\(position(defined)))", at: keyLocation)
+                        throw fail("table [\(named())] was already defined by dotted keys (\(position(defined)))", at: keyLocation)
                     case .inline:
-                        throw fail("table [\(named)] was already defined as an inline table (\(position(defined)))", at: keyLocation)
+                        throw fail("table [\(named())] was already defined as an inline table (\(position(defined)))", at: keyLocation)
                     }
-                case .tableArray(_, let locations)?:
-                    throw fail("\(named) is an array of tables (\(position(locations.first ?? keyLocation))); write [[\(named)]] to add an element", at: keyLocation)
+                case .tableArray(let array)?:
+                    throw fail("\(named()) is an array of tables (\(position(array.locations.first ?? keyLocation))); write [[\(named())]] to add an element", at: keyLocation)
                 case .value(let value, let defined)?:
-                    throw fail("\(named) is already \(kind(value)) (\(position(defined))), not a table", at: keyLocation)
+                    throw fail("\(named()) is already \(kind(value)) (\(position(defined))), not a table", at: keyLocation)
                 }
             }
         }
@@ -316,15 +326,15 @@ struct TOMLPositionReader {
         let path = try key()
         guard current == .equals else {
             if let c = current, c != .lineFeed, c != .carriageReturn {
-                throw fail("expected '=' after the key \(display(path)), found \(describe(c))")
+                throw fail("expected '=' after the key \(Self.display(path)), found \(describe(c))")
             }
-            throw fail("expected '=' after the key \(display(path))")
+            throw fail("expected '=' after the key \(Self.display(path))")
         }
         advance()
         skipSpaces()
         var target = table
         for (offset, (name, location)) in path.dropLast().enumerated() {
-            let named = display(path.prefix(offset + 1))
+            func named() -> String { Self.display(path.prefix(offset + 1)) }
             switch target.values[name] {
             case nil:
                 let next = try child(of: target, origin: .dotted(section: section), at: location)
@@ -338,21 +348,21 @@ struct TOMLPositionReader {
                     next.origin = .dotted(section: section)
                     target = next
                 case .dotted:
-                    throw fail("the table \(named) was made by dotted keys in another section (\(position(defined))); it cannot be extended here", at: location)
+                    throw fail("the table \(named()) was made by dotted keys in another section (\(position(defined))); it cannot be extended here", at: location)
                 case .header:
-                    throw fail("the table \(named) is defined by a [header] (\(position(defined))); dotted keys cannot add to it", at: location)
+                    throw fail("the table \(named()) is defined by a [header] (\(position(defined))); dotted keys cannot add to it", at: location)
                 case .inline:
-                    throw fail("\(named) is an inline table (\(position(defined))); it cannot be extended", at: location)
+                    throw fail("\(named()) is an inline table (\(position(defined))); it cannot be extended", at: location)
                 }
-            case .tableArray(_, let locations)?:
-                throw fail("\(named) is an array of tables (\(position(locations.first ?? location))); dotted keys cannot add to it", at: location)
+            case .tableArray(let array)?:
+                throw fail("\(named()) is an array of tables (\(position(array.locations.first ?? location))); dotted keys cannot add to it", at: location)
             case .value(let value, let defined)?:
-                throw fail("\(named) is already \(kind(value)) (\(position(defined))), not a table", at: location)
+                throw fail("\(named()) is already \(kind(value)) (\(position(defined))), not a table", at: location)
             }
         }
         guard let (name, location) = path.last else { throw fail("expected a key") }
         if let existing = target.locations[name] {
-            throw fail("duplicate key \(display(path)) (first \(position(existing)))", at: location)
+            throw fail("duplicate key \(Self.display(path)) (first \(position(existing)))", at: location)
         }
         let node = try value(keyLocation: location, depth: target.depth + 1)
         target.set(name, node, location)
@@ -385,13 +395,15 @@ struct TOMLPositionReader {
         }
     }
 
-    private func isBareKeyByte(_ b: UInt8) -> Bool {
+    private func isBareKeyByte(_ b: UInt8) -> Bool { Self.isBareKeyByte(b) }
+
+    private static func isBareKeyByte(_ b: UInt8) -> Bool {
         (b >= UInt8(ascii: "a") && b <= UInt8(ascii: "z")) || (b >= UInt8(ascii: "A") && b <= UInt8(ascii: "Z"))
             || isDigit(b) || b == UInt8(ascii: "_") || b == UInt8(ascii: "-")
     }
 
     /// `a."b c".d` for messages.
-    private func display(_ path: some Collection<(String, SourceLocation)>) -> String {
+    private static func display(_ path: some Collection<(String, SourceLocation)>) -> String {
         path.map { name, _ in
             !name.isEmpty && name.utf8.allSatisfy(isBareKeyByte) ? name : "\"" + name + "\""
         }.joined(separator: ".")
@@ -663,10 +675,11 @@ struct TOMLPositionReader {
             for digit in run {
                 let d = UInt64(isDigit(digit) ? digit - UInt8(ascii: "0") : (digit | 0x20) - UInt8(ascii: "a") + 10)
                 let (shifted, overflow) = value.multipliedReportingOverflow(by: UInt64(radix))
-                guard !overflow, shifted + d <= UInt64(Int64.max) else {
+                let (sum, carry) = shifted.addingReportingOverflow(d)
+                guard !overflow, !carry, sum <= UInt64(Int64.max) else {
                     throw ScalarError(message: "integer \"\(text)\" is out of the 64-bit range")
                 }
-                value = shifted + d
+                value = sum
             }
             return .integer(Int64(value))
         }

@@ -20,7 +20,7 @@ enum TOMLCorpus {
         TOMLSample(name: name, text: lines.joined(separator: "\n"), isValid: false)
     }
 
-    static let samples: [TOMLSample] = documents + keys + tables + strings + numbers + dates + arrays + inlineTables + arraysOfTables
+    static let samples: [TOMLSample] = documents + keys + tables + strings + numbers + dates + arrays + inlineTables + arraysOfTables + edgeCases
 
     static let documents: [TOMLSample] = [
         valid("empty document", ""),
@@ -308,5 +308,48 @@ enum TOMLCorpus {
         invalid("space between closing brackets", "[[a] ]"),
         invalid("space between opening brackets", "[ [a]]"),
         invalid("empty array-of-tables header", "[[]]"),
+    ]
+
+    /// Corners where the rules meet: how tables made in one way may (not) be extended in another.
+    static let edgeCases: [TOMLSample] = [
+        valid("dotted keys in each element of an array of tables", "[[a]]", "b.c = 1", "[[a]]", "b.c = 2"),
+        valid("header through a dotted root table after another section", "a.b = 1", "[x]", "[a.c]"),
+        valid("header below a table made by dotted keys in another section", "[a]", "x.y = 1", "[b]", "[a.x.z]"),
+        valid("quoted key containing a dot is one key", "[a]", #""b.c" = 1"#, "[a.b]"),
+        valid("quoted and bare spellings of one table", #"[ "a" ]"#, "[a.b]"),
+        valid("empty quoted name in a header", #"[a."".b]"#),
+        valid("literal and bare spellings of one dotted table", "'a'.'b' = 1", "a.c = 2"),
+        valid("indented statements and headers", " a = 1", "\tb = 2", "  [t]", "  c = 3", "    [[u]]"),
+        valid("comment at the end of the file without a newline", "a = 1", "# end"),
+        valid("delimiters inside strings in inline tables and arrays", #"a = { b = "}", c = ",", d = "]" }"#, #"e = [ "]", "," ]"#),
+        valid("nested inline tables and arrays without spaces", "a=[{b=1},{b=2}]", "c={d.e=1,f=[1,{g=1}]}"),
+        valid("keys that look like numbers and words", "-1 = 1", "1e5 = 2", "true.false = 3", "0x10 = 4"),
+        valid("values followed by comments", "a = true # c", "b = 1979-05-27 # c", "c = 1979-05-27 07:32:00Z # c", "d = 07:32:00#c", "e = nan#c"),
+        valid("date-time followed by a space", "a = 1979-05-27 07:32:00 "),
+        valid("first newline of multi-line strings", "a = \"\"\"\n\"\"\"", "b = \"\"\"\r\n\"\"\"", "c = '''\n'''"),
+        valid("eight-digit escape and four-digit escape followed by digits", #"a = "\U00000041\u00000041""#),
+        valid("large integer with underscores", "a = 1_000_000_000_000_000_000"),
+        invalid("dotted keys make a table named in a header final", "[a.b.c]", "[a]", "b.d = 1", "[a.b]"),
+        invalid("header below a value made by dotted keys", "[a]", "b.c = 1", "[a.b.c.d]"),
+        invalid("header inside an inline table made with dotted keys", "a = { b.c = 1 }", "[a.b]"),
+        invalid("array of tables over a static array in a table", "[a]", "b = [1]", "[[a.b]]"),
+        invalid("same sub-table twice in one element", "[[a]]", "[a.b]", "[a.b]"),
+        invalid("table defined twice under one element", "[a]", "[[a.b]]", "[a.b.c]", "[a.b.c]"),
+        invalid("table header over an array of tables", "[[a]]", "[[a.b]]", "x = 1", "[a]"),
+        invalid("tab between date and time", "a = 1979-05-27\t07:32:00"),
+        invalid("two spaces between date and time", "a = 1979-05-27  07:32:00"),
+        invalid("duplicate key, basic and literal quotes", #""a" = 1"#, "'a' = 2"),
+        invalid("duplicate quoted key in an inline table", #"a = { "b" = 1, b = 2 }"#),
+        invalid("line-ending backslash at the end of the file", #"a = """abc\"#),
+        invalid("escape of a surrogate with eight digits", #"a = "\U0000D800""#),
+        invalid("octal prefix without digits", "a = 0o"),
+        invalid("binary prefix without digits", "a = 0b"),
+        invalid("exponent of zero without digits", "a = 0e"),
+        invalid("signed hex with a minus", "a = -0x1"),
+        invalid("underscore after inf", "a = -inf_"),
+        invalid("false with a digit", "a = false1"),
+        invalid("integer beyond the 64-bit range with underscores", "a = 10_000_000_000_000_000_000"),
+        invalid("value replacing an implicit table", "[a.b]", "[a]", "b = 1"),
+        invalid("array of tables replacing a value", "a = 1", "[[a]]"),
     ]
 }
