@@ -9,7 +9,8 @@
 ///
 /// Deliberate choices where the specification leaves room: a UTF-8 byte order mark at the very
 /// start is skipped (editors on Windows write one); fractions of a second beyond nanoseconds are
-/// truncated; floats that overflow read as infinity, as `strtod` does.
+/// truncated; floats that overflow read as infinity, as `strtod` does; the year 0000, which
+/// RFC 3339 allows, is read.
 struct TOMLPositionReader {
     struct Failure: Error {
         var line: Int
