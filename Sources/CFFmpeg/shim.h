@@ -81,6 +81,8 @@ typedef struct VitrineIODeadline {
     volatile int cancelled;
 } VitrineIODeadline;
 
+#include <stdio.h>
+#include <stdarg.h>
 #include <time.h>
 static inline int vitrine_io_interrupt(void *opaque) {
     VitrineIODeadline *d = (VitrineIODeadline *)opaque;
@@ -96,5 +98,50 @@ static inline void vitrine_install_interrupt(AVFormatContext *ctx, VitrineIODead
     ctx->interrupt_callback.callback = vitrine_io_interrupt;
     ctx->interrupt_callback.opaque = deadline;
 }
+
+// ---- MediaAsset's additions (Sources/MediaAsset/FFmpeg) ----
+/// Sets the cancel flag from any thread; FFmpeg's next interrupt poll aborts the blocking call.
+static inline void vitrine_io_cancel(VitrineIODeadline *d) { __atomic_store_n(&d->cancelled, 1, __ATOMIC_SEQ_CST); }
+/// Whether the cancel flag is set.
+static inline int vitrine_io_is_cancelled(const VitrineIODeadline *d) { return __atomic_load_n(&d->cancelled, __ATOMIC_SEQ_CST); }
+/// Arms the deadline `timeoutNanoseconds` from now (0 disarms it).
+static inline void vitrine_io_arm(VitrineIODeadline *d, int64_t timeoutNanoseconds) {
+    int64_t deadline = 0;
+    if (timeoutNanoseconds > 0) {
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        deadline = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec + timeoutNanoseconds;
+    }
+    __atomic_store_n(&d->deadlineNanoseconds, deadline, __ATOMIC_SEQ_CST);
+}
+/// Whether the armed deadline has passed.
+static inline int vitrine_io_deadline_passed(const VitrineIODeadline *d) {
+    int64_t deadline = __atomic_load_n(&d->deadlineNanoseconds, __ATOMIC_SEQ_CST);
+    if (deadline == 0) return 0;
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec > deadline;
+}
+static inline int vitrine_averror_enoent(void) { return AVERROR(ENOENT); }
+static inline int vitrine_averror_econnrefused(void) { return AVERROR(ECONNREFUSED); }
+static inline int vitrine_averror_etimedout(void) { return AVERROR(ETIMEDOUT); }
+static inline int vitrine_averror_eio(void) { return AVERROR(EIO); }
+static inline int vitrine_averror_enomem(void) { return AVERROR(ENOMEM); }
+static inline int vitrine_averror_stream_not_found(void) { return AVERROR_STREAM_NOT_FOUND; }
+static inline int vitrine_averror_patchwelcome(void) { return AVERROR_PATCHWELCOME; }
+static inline int vitrine_av_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
+/// Receives each FFmpeg log line, already formatted (Swift cannot take a C va_list).
+/// Defined in Swift by MediaAsset (`@_cdecl("vitrine_log_line")`).
+void vitrine_log_line(int level, const char *line);
+static inline void vitrine_log_forward(void *avcl, int level, const char *format, va_list arguments) {
+    (void)avcl;
+    if (level > av_log_get_level()) return;
+    char line[1024];
+    vsnprintf(line, sizeof line, format, arguments);
+    vitrine_log_line(level, line);
+}
+/// Routes FFmpeg's log to `vitrine_log_line`.
+static inline void vitrine_install_log_handler(void) { av_log_set_callback(vitrine_log_forward); }
+// ---- end of MediaAsset's additions ----
 
 #endif

@@ -1,4 +1,59 @@
-// Display: the GLES compositor, the KMS display and the headless display (DESIGN.md).
-internal import CDRM
-internal import CEGL
-internal import CFreeType
+public import MediaAsset
+public import MediaTime
+public import Playback
+
+/// A screen Vitrine draws on: a ``VideoSink`` with layers, a screenshot and a lifecycle.
+///
+/// Every method is safe from any thread or task. Rendering happens on the display's own render
+/// thread, which owns the EGL context (and on KMS the DRM file descriptor).
+public protocol Display: VideoSink {
+    /// What this display is, for logs: `headless 1920x1080@60`, `KMS /dev/dri/card0 Virtual-1 1280x800@60`.
+    var name: String { get }
+    /// The mode being driven (before output rotation).
+    var mode: DisplayMode { get }
+    /// The output rotation (portrait screens).
+    var rotation: Rotation { get }
+    /// The video layer's gravity and the overlays; changes show on the next refresh.
+    var layers: LayerStack { get }
+    /// The last presented frame exactly as presented. Blocks until the render thread has read it back.
+    func screenshot() throws(DisplayError) -> Screenshot
+    /// Receives display events (flip time-outs, re-initialisation, hotplug) on the render thread.
+    func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?)
+    /// Stops rendering and releases the device (restoring the screen on KMS). Idempotent.
+    func stop()
+}
+
+/// Something that happened to a display, reported to its event handler.
+public enum DisplayEvent: Sendable, Hashable {
+    /// A page flip did not complete within the time-out; the display re-initialises.
+    case flipTimedOut(seconds: Double)
+    /// The display re-initialised its device after a failure or a reconnect.
+    case reinitialised(String)
+    /// The screen was unplugged: playback goes on without a picture.
+    case disconnected(connector: String)
+    /// The screen came back and was set to `mode`.
+    case connected(connector: String, mode: DisplayMode)
+}
+
+/// A captured screen: the pixels of one presented frame and which frame it was.
+public struct Screenshot: Sendable {
+    /// The framebuffer as scanned out (rotated with the output rotation), top row first.
+    public var image: RGBAImage
+    /// The source's frame id of the picture shown, if a source frame was presented.
+    public var frameID: UInt64?
+    /// When that frame was presented (host time), if anything was.
+    public var presentationTime: MediaTime?
+
+    /// The screenshot as PNG bytes.
+    public func pngData() throws(DisplayError) -> [UInt8] {
+        do { return try image.pngData() } catch { throw .encoding(error.description) }
+    }
+}
+
+/// What one refresh did (returned by ``HeadlessDisplay/refresh()`` in manual pacing).
+public enum RefreshOutcome: Sendable, Hashable {
+    /// The screen was redrawn and presented; `frameID` is the source's frame when it brought new content.
+    case presented(frameID: UInt64?, at: RefreshTick)
+    /// Nothing changed: no draw, no flip.
+    case skipped(RefreshTick)
+}

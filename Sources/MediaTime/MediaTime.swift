@@ -7,11 +7,13 @@
 /// 128-bit intermediates and never lose precision silently.
 ///
 /// Overflow never wraps. When an exact result does not fit in `Int64 / Int32`:
-/// - addition and subtraction first try the least common multiple of the
-///   timescales, then fall back to the larger timescale, rounding half away
-///   from zero and setting ``Flags-swift.struct/hasBeenRounded``;
-/// - if even that value does not fit in `Int64`, the result is clamped to
-///   ``positiveInfinity`` or ``negativeInfinity`` (with the sign of the exact result);
+/// - addition and subtraction keep the exact result in the first timescale that
+///   holds it (the least common multiple of the timescales, the larger, the smaller,
+///   or the reduced fraction's denominator); when none does, they round half away
+///   from zero at the larger timescale (or the smaller, if the value outgrows `Int64`)
+///   and set ``Flags-swift.struct/hasBeenRounded``;
+/// - a sum or difference whose magnitude exceeds what `Int64` can hold even then is
+///   clamped to ``positiveInfinity`` or ``negativeInfinity`` (the sign of the exact result);
 /// - conversions (``convertScale(_:method:)``) whose value does not fit are clamped
 ///   the same way.
 public struct MediaTime: Sendable {
@@ -241,18 +243,29 @@ extension MediaTime {
             let exact = Int128(lhs.value) + sign * Int128(rhs.value)
             return make(numerator: exact, timescale: lhs.timescale, rounded: rounded)
         }
-        // Exact at the least common multiple of the timescales, when it fits in Int32.
+        // The exact sum is numerator / (tl·tr). Keep it exact in the first timescale that
+        // can hold it: the least common multiple, the larger, the smaller input timescale,
+        // or the reduced fraction's own denominator.
         let tl = Int128(lhs.timescale), tr = Int128(rhs.timescale)
+        let denominator = tl * tr
+        let numerator = Int128(lhs.value) * tr + sign * Int128(rhs.value) * tl
         let common = tl / Int128(gcd(UInt64(lhs.timescale), UInt64(rhs.timescale))) * tr
-        if common <= Int128(Int32.max) {
-            let exact = Int128(lhs.value) * (common / tl) + sign * Int128(rhs.value) * (common / tr)
-            if let result = fitting(numerator: exact, timescale: Int32(common), rounded: rounded) { return result }
+        let reduced = denominator / Int128(gcd128(numerator.magnitude, denominator.magnitude))
+        let larger = max(lhs.timescale, rhs.timescale), smaller = min(lhs.timescale, rhs.timescale)
+        for candidate in [common, Int128(larger), Int128(smaller), reduced] where candidate <= Int128(Int32.max) {
+            let scaled = numerator * candidate
+            guard scaled % denominator == 0 else { continue }
+            if let result = fitting(numerator: scaled / denominator, timescale: Int32(candidate), rounded: rounded) {
+                return result
+            }
         }
-        // Otherwise at the larger timescale, rounded half away from zero.
-        let target = max(lhs.timescale, rhs.timescale)
-        let numerator = Int128(lhs.value) * tr + sign * Int128(rhs.value) * tl  // over tl·tr
-        let (quotient, exact) = divide(numerator * Int128(target), by: tl * tr, method: .roundHalfAwayFromZero, scalingUp: false)
-        return make(numerator: quotient, timescale: target, rounded: rounded || !exact)
+        // No exact form fits: round half away from zero at the larger timescale, or at the
+        // smaller one when the value outgrows Int64 there; beyond that the sum is infinite.
+        for target in [larger, smaller] {
+            let (quotient, _) = divide(numerator * Int128(target), by: denominator, method: .roundHalfAwayFromZero, scalingUp: false)
+            if let result = fitting(numerator: quotient, timescale: target, rounded: true) { return result }
+        }
+        return numerator > 0 ? .positiveInfinity : .negativeInfinity
     }
 
     /// `numerator / timescale` when the numerator fits in Int64, else the matching infinity.
@@ -414,6 +427,13 @@ extension MediaTime: CustomStringConvertible, CustomDebugStringConvertible {
         }
         return text
     }
+}
+
+/// Euclid's greatest common divisor on 128 bits (1 when both are zero).
+func gcd128(_ a: UInt128, _ b: UInt128) -> UInt128 {
+    var (x, y) = (a, b)
+    while y != 0 { (x, y) = (y, x % y) }
+    return x == 0 ? 1 : x
 }
 
 /// Euclid's greatest common divisor (gcd(0, n) == n).

@@ -9,6 +9,13 @@ struct VitrineCommand: AsyncParsableCommand {
         version: "0.1.0",
         subcommands: [
             // Each subcommand lives in its own file.
+            ProbeCommand.self,
+            ThumbnailsCommand.self,
+            PlayCommand.self,
+            BenchCommand.self,
+            TestPatternCommand.self,
+            ValidateCommand.self,
+            ProgrammeCommand.self,
         ]
     )
 }

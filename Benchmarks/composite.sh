@@ -1,0 +1,19 @@
+#!/usr/bin/env bash
+# Compositor throughput: a 1080p YUV420P video layer plus one image and one text overlay, composited
+# headless (EGL surfaceless, llvmpipe on a machine without a GPU), each frame uploaded, drawn and
+# finished. Prints frames per second beside the 30 fps signage needs (the goal is at least 2x).
+#
+#   bash Benchmarks/composite.sh [FRAMES]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+frames=${1:-300}
+swift build -c release --product vitrine >/dev/null
+bin=$(swift build -c release --show-bin-path)/vitrine
+echo "machine: $(nproc) cores; renderer: $(LP_DEBUG= eglinfo -p surfaceless 2>/dev/null | grep -m1 'OpenGL ES profile renderer' | sed 's/.*: //' || echo unknown)"
+line=$("$bin" bench composite --frames "$frames" --required 30)
+echo "$line"
+fps=$(sed -n 's/.* fps=\([0-9.]*\).*/\1/p' <<<"$line")
+awk -v fps="$fps" 'BEGIN {
+    printf "vitrine composite: %.1f fps   required: 30 fps   ratio: %.2fx (goal >= 2x)\n", fps, fps / 30
+    exit (fps >= 30 ? 0 : 1)
+}'

@@ -1,0 +1,306 @@
+#!/usr/bin/env bash
+# The KMS display, proven in a virtual machine.
+#
+# Boots Debian's own kernel (the linux-image package, fetched with apt-get download) in QEMU under
+# TCG with a virtio-vga card, with an initramfs that holds the vitrine binary (built with
+# --static-swift-stdlib) and its runtime libraries (Mesa's GBM/EGL with kms_swrast, libdrm, FFmpeg,
+# ALSA, FreeType) copied from this machine, so the guest runs exactly what was built here. Each case
+# boots the VM, runs vitrine on KMS, takes screendumps through the QEMU monitor when the guest says
+# the picture is up, and compares them with what must be on screen:
+#
+#   pattern   `vitrine test-pattern --display kms`: the four quadrant colours where they belong; then
+#             SIGTERM: exit status 143 and the screen no longer shows the pattern (CRTC restored).
+#   rotated   the same with --rotation 90: the quadrants turned clockwise.
+#   badmode   --mode 1234x567: exits 1 with the list of available modes.
+#   play      `vitrine play --display kms` of a still clip: PSNR >= 30 dB against FFmpeg's own decode
+#             of that frame scaled the same way (skipped, saying so, until `play` drives KMS).
+#
+# Usage: bash Image/vm-kms-test.sh [CASE...]      (default: all cases)
+# Environment: VITRINE_BINARY (use this binary instead of building), VITRINE_VM_TIMEOUT (s, default 180).
+# The kernel and the initramfs are cached in Image/cache/ (git-ignored): the first run spends
+# ~1-3 minutes building, a rerun only boots (~10-30 s a case under TCG).
+# Exit status: 0 all cases passed, 1 a case failed, 77 the whole test was skipped (no QEMU...).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+root_dir=$PWD
+cache=$root_dir/Image/cache
+mkdir -p "$cache"
+timeout_s=${VITRINE_VM_TIMEOUT:-180}
+
+say() { echo "vm-kms-test: $*" >&2; }
+skip() { say "SKIPPED: $*"; exit 77; }
+
+for tool in qemu-system-x86_64 socat python3 cpio depmod dpkg apt-get; do
+    command -v "$tool" >/dev/null || skip "$tool is not installed (scripts/setup.sh installs it)"
+done
+command -v busybox >/dev/null && file -L "$(command -v busybox)" | grep -q "statically linked" \
+    || skip "a static busybox is needed (apt-get install busybox-static)"
+
+# --- The kernel: Debian's linux-image, uncompressed to an ELF vmlinux (QEMU boots it through PVH,
+# ~2x faster than decompressing bzImage under TCG).
+kernel_dir=$cache/kernel
+if [ ! -s "$kernel_dir/vmlinux" ] || [ ! -s "$kernel_dir/version" ]; then
+    say "fetching Debian's kernel (one time)"
+    rm -rf "$kernel_dir"; mkdir -p "$kernel_dir"
+    package=$(apt-cache depends linux-image-amd64 2>/dev/null | sed -n 's/.*Depends: \(linux-image-[0-9.]*-[0-9]*-amd64\)$/\1/p' | head -1)
+    [ -n "$package" ] || skip "apt-cache cannot name Debian's current linux-image package"
+    (cd "$kernel_dir" && apt-get download "$package" >/dev/null 2>&1) || skip "apt-get download $package failed (offline?)"
+    dpkg -x "$kernel_dir"/linux-image-*.deb "$kernel_dir/root"
+    version=$(ls "$kernel_dir/root/lib/modules")
+    depmod -b "$kernel_dir/root" "$version"
+    python3 - "$kernel_dir/root/boot/vmlinuz-$version" "$kernel_dir/vmlinux" <<'PY'
+import lzma, sys
+data = open(sys.argv[1], "rb").read()
+start = data.find(b"\xfd7zXZ\x00")
+if start < 0:
+    sys.exit("no xz payload in " + sys.argv[1])
+decompressor = lzma.LZMADecompressor()
+open(sys.argv[2], "wb").write(decompressor.decompress(data[start:]))
+PY
+    echo "$version" > "$kernel_dir/version"
+    rm -f "$kernel_dir"/linux-image-*.deb
+fi
+kernel_version=$(cat "$kernel_dir/version")
+
+# --- The binary.
+if [ -n "${VITRINE_BINARY:-}" ]; then
+    binary=$VITRINE_BINARY
+else
+    say "building vitrine (release, --static-swift-stdlib)"
+    swift build -c release --static-swift-stdlib --product vitrine >/dev/null
+    binary=$(swift build -c release --static-swift-stdlib --show-bin-path)/vitrine
+fi
+[ -x "$binary" ] || { say "no vitrine binary at $binary"; exit 1; }
+
+# --- Test media for the play case: one still picture held for 8 s, and FFmpeg's decode of it.
+media=$cache/media
+mkdir -p "$media"
+if [ ! -s "$media/still.mp4" ]; then
+    ffmpeg -hide_banner -loglevel error -nostdin -y -f lavfi -i "testsrc2=size=640x360:rate=1" -frames:v 1 "$media/still.png"
+    ffmpeg -hide_banner -loglevel error -nostdin -y -loop 1 -framerate 25 -i "$media/still.png" -t 8 \
+        -c:v libx264 -preset veryfast -pix_fmt yuv420p -threads 1 -bitexact "$media/still.mp4"
+fi
+
+# --- The initramfs: busybox, vitrine, the shared libraries it and Mesa load, the GPU modules.
+initramfs=$cache/initramfs.cpio
+stamp=$(cat "$binary" "$0" | sha256sum | cut -c1-16)
+if [ ! -s "$initramfs" ] || [ "$(cat "$cache/initramfs.stamp" 2>/dev/null)" != "$stamp" ]; then
+    say "assembling the initramfs"
+    staging=$cache/initramfs-root
+    rm -rf "$staging"
+    mkdir -p "$staging"/{bin,dev,proc,sys,tmp,run,root,media,cases,usr/lib/x86_64-linux-gnu,usr/lib64,usr/share}
+    ln -s usr/lib "$staging/lib"
+    ln -s usr/lib64 "$staging/lib64"
+    cp "$(command -v busybox)" "$staging/bin/busybox"
+    cp "$binary" "$staging/bin/vitrine"
+    cp "$media/still.mp4" "$staging/media/"
+    multiarch=/usr/lib/x86_64-linux-gnu
+    copy_file() {  # copy_file HOST_PATH: into the same place under usr/ (merged /usr)
+        local source=$1 target
+        target=${source#/usr}
+        target=$staging/usr$target
+        [ -e "$target" ] && return 0
+        mkdir -p "$(dirname "$target")"
+        cp -L "$source" "$target"
+    }
+    copy_with_libraries() {  # the file and its ldd closure
+        copy_file "$1"
+        ldd "$1" | awk '/=> \//{print $3} /^\t\/lib64/{print $1}' | while read -r library; do copy_file "$library"; done
+    }
+    copy_with_libraries "$binary"
+    copy_with_libraries "$multiarch/libEGL_mesa.so.0"
+    copy_with_libraries "$multiarch/libGLESv2.so.2"
+    copy_with_libraries "$multiarch/dri/kms_swrast_dri.so"
+    ln -sf kms_swrast_dri.so "$staging/usr/lib/x86_64-linux-gnu/dri/swrast_dri.so"
+    copy_file /usr/share/glvnd/egl_vendor.d/50_mesa.json
+    copy_file /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+    # Kernel modules for the GPU (and their dependencies), indexed for busybox modprobe.
+    modules=$kernel_dir/root/lib/modules/$kernel_version
+    for module in virtio_pci virtio-gpu; do
+        path=$(grep -E "/$module\.ko(\.xz)?:" "$modules/modules.dep")
+        for file in ${path%%:*} ${path#*:}; do
+            mkdir -p "$staging/lib/modules/$kernel_version/$(dirname "$file")"
+            cp "$modules/$file" "$staging/lib/modules/$kernel_version/$file"
+        done
+    done
+    depmod -b "$staging" "$kernel_version"
+    cat > "$staging/init" <<'INIT'
+#!/bin/busybox sh
+/bin/busybox mount -t proc proc /proc
+/bin/busybox mount -t sysfs sysfs /sys
+/bin/busybox mount -t devtmpfs devtmpfs /dev
+/bin/busybox --install -s /bin
+export PATH=/bin HOME=/root
+modprobe virtio_pci
+modprobe virtio-gpu
+i=0
+while [ ! -e /dev/dri/card0 ] && [ $i -lt 200 ]; do sleep 0.1; i=$((i + 1)); done
+case=$(sed -n 's/.*vitrine_case=\([a-z]*\).*/\1/p' /proc/cmdline)
+echo "VITRINE-BOOTED case=$case uptime=$(cut -d' ' -f1 /proc/uptime)"
+sh /cases/$case.sh
+echo "VITRINE-END"
+poweroff -f
+INIT
+    chmod +x "$staging/init"
+    # Each case runs vitrine in the background, says when its picture is up, holds it while the host
+    # takes the screendump, then stops it with SIGTERM and holds the restored screen.
+    cat > "$staging/cases/run.sh" <<'RUN'
+# run.sh MARKER COMMAND...: start COMMAND, wait for MARKER in its output, hold, SIGTERM, hold.
+marker=$1; shift
+"$@" > /tmp/out 2>&1 &
+pid=$!
+i=0
+while ! grep -q "$marker" /tmp/out && kill -0 $pid 2>/dev/null && [ $i -lt 1500 ]; do sleep 0.1; i=$((i + 1)); done
+cat /tmp/out
+if grep -q "$marker" /tmp/out; then echo "VITRINE-PRESENTED"; else echo "VITRINE-NEVER-PRESENTED"; fi
+sleep 6
+kill -TERM $pid 2>/dev/null
+wait $pid
+echo "VITRINE-EXIT rc=$?"
+sleep 6
+RUN
+    echo 'sh /cases/run.sh "pattern presented" vitrine test-pattern --display kms --seconds 120' > "$staging/cases/pattern.sh"
+    echo 'sh /cases/run.sh "pattern presented" vitrine test-pattern --display kms --rotation 90 --seconds 120' > "$staging/cases/rotated.sh"
+    echo 'vitrine test-pattern --display kms --mode 1234x567 --seconds 1; echo "VITRINE-EXIT rc=$?"' > "$staging/cases/badmode.sh"
+    echo 'sh /cases/run.sh "display: KMS" vitrine play --display kms --no-audio --duration 60 /media/still.mp4' > "$staging/cases/play.sh"
+    (cd "$staging" && find . | cpio -o -H newc --quiet) > "$initramfs.tmp"
+    mv "$initramfs.tmp" "$initramfs"
+    echo "$stamp" > "$cache/initramfs.stamp"
+    rm -rf "$staging"
+fi
+
+# --- Running a case.
+work=$cache/run
+mkdir -p "$work"
+monitor() { echo "$1" | socat - "UNIX-CONNECT:$work/monitor.sock" >/dev/null; }
+wait_for() {  # wait_for PATTERN: until the serial log has it, QEMU exits, or the time-out
+    local deadline=$((SECONDS + timeout_s))
+    while ! grep -q "$1" "$work/serial.log" 2>/dev/null; do
+        kill -0 "$qemu_pid" 2>/dev/null || return 1
+        [ $SECONDS -lt $deadline ] || return 1
+        sleep 0.2
+    done
+}
+boot() {  # boot CASE
+    rm -f "$work"/serial.log "$work"/monitor.sock "$work"/*.ppm
+    qemu-system-x86_64 -nodefaults -machine q35,accel=tcg -cpu max -smp 1 -m 2048 \
+        -kernel "$kernel_dir/vmlinux" -initrd "$initramfs" \
+        -append "console=ttyS0 rdinit=/init quiet loglevel=3 vitrine_case=$1" \
+        -device virtio-vga -display none -serial "file:$work/serial.log" \
+        -monitor "unix:$work/monitor.sock,server,nowait" -no-reboot &
+    qemu_pid=$!
+}
+finish() { wait_for "VITRINE-END" || true; kill "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; }
+
+compare() {  # compare KIND SHOT [ARGS]: python checks on a PPM screendump
+    python3 - "$@" <<'PY'
+import sys
+kind, shot = sys.argv[1], sys.argv[2]
+
+def read_ppm(path):
+    data = open(path, "rb").read()
+    fields, index = [], 0
+    while len(fields) < 4:
+        while data[index:index + 1].isspace(): index += 1
+        if data[index:index + 1] == b"#":
+            while data[index:index + 1] not in (b"\n", b""): index += 1
+            continue
+        start = index
+        while not data[index:index + 1].isspace(): index += 1
+        fields.append(data[start:index])
+    index += 1
+    width, height = int(fields[1]), int(fields[2])
+    return width, height, data[index:index + width * height * 3]
+
+width, height, pixels = read_ppm(shot)
+def mean(cx, cy, half=10):
+    total = [0, 0, 0]; n = 0
+    for y in range(int(cy) - half, int(cy) + half):
+        for x in range(int(cx) - half, int(cx) + half):
+            i = (y * width + x) * 3
+            for c in range(3): total[c] += pixels[i + c]
+            n += 1
+    return [t / n for t in total]
+red, green, blue, white = (255, 0, 0), (0, 255, 0), (0, 0, 255), (255, 255, 255)
+def close(a, b): return all(abs(x - y) <= 12 for x, y in zip(a, b))
+points = [(0.25, 0.2), (0.75, 0.2), (0.25, 0.8), (0.75, 0.8)]  # away from the caption in the middle
+if kind in ("pattern", "rotated"):
+    expected = [red, green, blue, white] if kind == "pattern" else [blue, red, white, green]
+    failures = []
+    for (fx, fy), want in zip(points, expected):
+        got = mean(fx * width, fy * height)
+        if not close(got, want): failures.append(f"({fx},{fy}) got {[round(v) for v in got]} want {list(want)}")
+    print(f"{kind}: {width}x{height}", "OK" if not failures else "MISMATCH " + "; ".join(failures))
+    sys.exit(1 if failures else 0)
+if kind == "restored":
+    matches = sum(close(mean(fx * width, fy * height), want) for (fx, fy), want in zip(points, [red, green, blue, white]))
+    print(f"restored: {matches}/4 pattern regions still on screen")
+    sys.exit(0 if matches == 0 else 1)
+if kind == "psnr":
+    import math
+    reference = open(sys.argv[3], "rb").read()
+    if len(reference) != len(pixels):
+        print(f"psnr: size mismatch ({len(reference)} vs {len(pixels)} bytes)"); sys.exit(1)
+    mse = sum((a - b) ** 2 for a, b in zip(reference, pixels)) / len(pixels)
+    value = float("inf") if mse == 0 else 10 * math.log10(255 * 255 / mse)
+    print(f"psnr: {value:.2f} dB against FFmpeg's decode (needs >= 30)")
+    sys.exit(0 if value >= 30 else 1)
+PY
+}
+
+run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
+    local name=$1 started=$SECONDS status=0
+    boot "$name"
+    case $name in
+    pattern|rotated|play)
+        if ! wait_for "VITRINE-PRESENTED"; then
+            finish
+            if [ "$name" = play ] && ! grep -q "display: KMS" "$work/serial.log"; then
+                say "play: SKIPPED: vitrine play does not drive the KMS display yet (no 'display: KMS' in its log)"
+                return 77
+            fi
+            say "$name: the picture never came up; guest log:"; sed 's/^/    /' "$work/serial.log" >&2; return 1
+        fi
+        sleep 1.5
+        monitor "screendump $work/shown.ppm"
+        sleep 0.5
+        if [ "$name" = play ]; then
+            ffmpeg -hide_banner -loglevel error -nostdin -y -i "$media/still.mp4" -frames:v 1 \
+                -vf "scale=1280:720:flags=bilinear,pad=1280:800:0:40:black" -f rawvideo -pix_fmt rgb24 "$work/expected.rgb"
+            compare psnr "$work/shown.ppm" "$work/expected.rgb" || status=1
+        else
+            compare "$name" "$work/shown.ppm" || status=1
+        fi
+        wait_for "VITRINE-EXIT" || { say "$name: vitrine did not exit on SIGTERM"; status=1; }
+        grep -q "VITRINE-EXIT rc=143" "$work/serial.log" || { say "$name: exit status after SIGTERM: $(grep -o 'VITRINE-EXIT rc=[0-9]*' "$work/serial.log")"; status=1; }
+        sleep 1.5
+        monitor "screendump $work/after.ppm"
+        sleep 0.5
+        compare restored "$work/after.ppm" || status=1
+        ;;
+    badmode)
+        wait_for "VITRINE-EXIT" || status=1
+        grep -q "VITRINE-EXIT rc=1" "$work/serial.log" || status=1
+        grep -q "available modes: .*1280x800" "$work/serial.log" || status=1
+        grep -m1 "available modes" "$work/serial.log" | sed 's/^/    /' >&2 || true
+        ;;
+    *) say "unknown case $name"; status=1 ;;
+    esac
+    finish
+    if [ $status -ne 0 ]; then
+        say "$name: FAILED ($((SECONDS - started)) s); guest log:"; sed 's/^/    /' "$work/serial.log" >&2
+    else
+        say "$name: passed ($((SECONDS - started)) s)"
+    fi
+    return $status
+}
+
+cases=("$@")
+[ ${#cases[@]} -gt 0 ] || cases=(pattern rotated badmode play)
+failed=0
+for name in "${cases[@]}"; do
+    set +e; run_case "$name"; status=$?; set -e
+    [ $status -eq 1 ] && failed=1
+done
+[ $failed -eq 0 ] && say "all cases passed (or were skipped, as said above)" || say "some cases FAILED"
+exit $failed

@@ -1,0 +1,404 @@
+internal import CEGL
+import Logging
+import MediaAsset
+import MediaTime
+import Playback
+
+/// Draws one screen: the video layer (gravity, the track's rotation, colour conversion), the subtitle,
+/// and the overlays by z-order with their opacity and fades, all turned by the output rotation.
+///
+/// GLES 2.0 shaders throughout; GLES 3's unpack row length is used where the context has it.
+/// Lives on the render thread with the EGL context; other threads reach it through ``LayerStack``.
+final class Compositor {
+    /// The upright canvas everything is laid out on (framebuffer size with axes swapped for 90/270).
+    let canvasWidth: Int, canvasHeight: Int
+    let framebufferWidth: Int, framebufferHeight: Int
+    let rotation: Rotation
+    private(set) var gravity: VideoGravity
+
+    private let logger: Logger
+    private let rowLengthSupported: Bool
+    private let programs: [VideoProgramKind: GLProgram]
+    private let overlayProgram: GLProgram
+    private let planeTextures = [GLTexture(), GLTexture(), GLTexture()]
+    private var video: VideoState?
+    private var subtitle: SubtitleState?
+    private var overlays: [OverlayState] = []
+    private lazy var text: TextRasterizer? = {
+        do { return try TextRasterizer() } catch {
+            logger.error("text overlays unavailable", metadata: ["reason": "\(error)"])
+            return nil
+        }
+    }()
+    /// Something changed since the last draw.
+    private var dirty = true
+    /// The last draw caught a fade part-way: the next refresh must draw again.
+    private var animating = false
+
+    private struct VideoState {
+        var kind: VideoProgramKind
+        var width: Int, height: Int
+        var rotation: Rotation
+        var sampleAspectRatio: Double
+        var conversion: ColorConversion
+    }
+
+    private struct SubtitleState {
+        var key: String
+        var texture: GLTexture
+        var rect: (x: Double, y: Double, width: Double, height: Double)
+        var fitsVideo: Bool
+        var referenceRect: (x: Double, y: Double, width: Double, height: Double, referenceWidth: Int, referenceHeight: Int)?
+    }
+
+    private struct OverlayState {
+        var id: OverlayID
+        var overlay: Overlay
+        var texture: GLTexture
+        var rect: (x: Double, y: Double, width: Double, height: Double)
+        var addedAt: MediaTime
+        var removedAt: MediaTime?
+    }
+
+    init(framebufferWidth: Int, framebufferHeight: Int, rotation: Rotation, gravity: VideoGravity,
+         glesMajorVersion: Int, logger: Logger) throws(DisplayError) {
+        self.framebufferWidth = framebufferWidth
+        self.framebufferHeight = framebufferHeight
+        self.rotation = rotation
+        self.canvasWidth = rotation.swapsAxes ? framebufferHeight : framebufferWidth
+        self.canvasHeight = rotation.swapsAxes ? framebufferWidth : framebufferHeight
+        self.gravity = gravity
+        self.logger = logger
+        self.rowLengthSupported = glesMajorVersion >= 3
+        var programs: [VideoProgramKind: GLProgram] = [:]
+        for kind in VideoProgramKind.allCases {
+            programs[kind] = try GLProgram(
+                vertex: Shaders.vertex, fragment: kind.fragmentShader(twoChannel: glesMajorVersion >= 3 ? "rg" : "ra"),
+                label: "\(kind)")
+        }
+        self.programs = programs
+        overlayProgram = try GLProgram(vertex: Shaders.vertex, fragment: Shaders.overlay, label: "overlay")
+    }
+
+    // MARK: Changes (render thread)
+
+    /// Applies queued layer changes; fades start at `time`.
+    func apply(_ changes: [LayerStack.Change], at time: MediaTime) {
+        for change in changes {
+            dirty = true
+            switch change {
+            case .gravity(let newGravity):
+                gravity = newGravity
+            case .add(let id, let overlay):
+                let rect = overlay.frame.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+                let texture = GLTexture()
+                let image: RGBAImage
+                var drawRect = rect
+                switch overlay.content {
+                case .image(let picture):
+                    image = picture
+                    let placed = VideoLayout.place(pictureWidth: picture.width, pictureHeight: picture.height,
+                                                   in: rect, gravity: .resizeAspect)
+                    drawRect = (placed.x, placed.y, placed.width, placed.height)
+                case .text(let words, let style):
+                    guard let rasterizer = text else { continue }
+                    do {
+                        image = try rasterizer.render(words, style: style, width: Int(rect.width), height: Int(rect.height))
+                    } catch {
+                        logger.error("text overlay skipped", metadata: ["overlay": "\(id)", "reason": "\(error)"])
+                        continue
+                    }
+                }
+                guard image.width > 0, image.height > 0 else { continue }
+                image.pixels.withUnsafeBytes { bytes in
+                    texture.upload(bytes.baseAddress!, width: image.width, height: image.height, bytesPerRow: image.width * 4,
+                                   bytesPerSample: 4, format: GLenum(GL_RGBA), rowLengthSupported: rowLengthSupported)
+                }
+                overlays.append(OverlayState(id: id, overlay: overlay, texture: texture, rect: drawRect, addedAt: time))
+            case .remove(let id):
+                if let index = overlays.firstIndex(where: { $0.id == id }), overlays[index].removedAt == nil {
+                    overlays[index].removedAt = time
+                }
+            }
+        }
+    }
+
+    /// Uploads a new picture for the video layer (the frame's memory may go once this returns).
+    func setVideo(_ frame: VideoFrame) {
+        dirty = true
+        let kind: VideoProgramKind
+        switch frame.pixelFormat {
+        case .yuv420p: kind = .yuv420p
+        case .nv12: kind = .nv12
+        case .p010: kind = .p010
+        case .rgba, .rgb24: kind = .rgb
+        }
+        // GLES 3 has sized one- and two-channel formats that llvmpipe and GPUs store as they come;
+        // GLES 2 has only luminance (alpha).
+        let one: (GLenum, GLenum) = rowLengthSupported ? (GLenum(GL_RED), GLenum(GL_R8)) : (GLenum(GL_LUMINANCE), GLenum(GL_LUMINANCE))
+        let two: (GLenum, GLenum) = rowLengthSupported ? (GLenum(GL_RG), GLenum(GL_RG8)) : (GLenum(GL_LUMINANCE_ALPHA), GLenum(GL_LUMINANCE_ALPHA))
+        let rgba = (GLenum(GL_RGBA), GLenum(GL_RGBA)), rgb = (GLenum(GL_RGB), GLenum(GL_RGB))
+        let layouts: [(format: (GLenum, GLenum), bytesPerSample: Int)]
+        switch frame.pixelFormat {
+        case .yuv420p: layouts = Array(repeating: (one, 1), count: 3)
+        case .nv12: layouts = [(one, 1), (two, 2)]
+        case .p010: layouts = [(two, 2), (rgba, 4)]
+        case .rgba: layouts = [(rgba, 4)]
+        case .rgb24: layouts = [(rgb, 3)]
+        }
+        let sizes = VideoFrame.planeSizes(frame.pixelFormat, width: frame.width, height: frame.height)
+        for (index, layout) in layouts.enumerated() where index < frame.planes.count {
+            let plane = frame.planes[index]
+            planeTextures[index].upload(plane.base, width: sizes[index].0, height: sizes[index].1,
+                                        bytesPerRow: plane.bytesPerRow, bytesPerSample: layout.bytesPerSample,
+                                        format: layout.format.0, internalFormat: layout.format.1,
+                                        rowLengthSupported: rowLengthSupported)
+        }
+        video = VideoState(
+            kind: kind, width: frame.width, height: frame.height,
+            rotation: Rotation(degrees: frame.rotation) ?? .none, sampleAspectRatio: frame.sampleAspectRatio,
+            conversion: ColorConversion(matrix: frame.colorMatrix, range: frame.colorRange, sixteenBit: frame.pixelFormat == .p010))
+    }
+
+    /// Shows, replaces or clears the subtitle.
+    func setSubtitle(_ content: SubtitleContent?) {
+        guard let content else {
+            if subtitle != nil { dirty = true }
+            subtitle = nil
+            return
+        }
+        switch content {
+        case .text(let words):
+            if subtitle?.key == "text:" + words { return }
+            guard let rasterizer = text else { return }
+            let videoRect = currentVideoRect()
+            let width = Int(min(videoRect.width, Double(canvasWidth)) * 0.9)
+            let height = Int(min(videoRect.height, Double(canvasHeight)) * 0.4)
+            let pixelSize = max(Int(min(videoRect.height, Double(canvasHeight)) / 18), 12)
+            let style = TextStyle(pixelSize: pixelSize, color: .white, background: .translucentBlack,
+                                  alignment: .center, padding: max(pixelSize / 4, 4))
+            guard width > 0, height > 0,
+                  let image = try? rasterizer.render(words, style: style, width: width, height: height, anchoredToBottom: true)
+            else { return }
+            let texture = subtitle?.texture ?? GLTexture()
+            image.pixels.withUnsafeBytes { bytes in
+                texture.upload(bytes.baseAddress!, width: image.width, height: image.height, bytesPerRow: image.width * 4,
+                               bytesPerSample: 4, format: GLenum(GL_RGBA), rowLengthSupported: rowLengthSupported)
+            }
+            let visibleBottom = min(videoRect.y + videoRect.height, Double(canvasHeight))
+            let rect = ((Double(canvasWidth) - Double(width)) / 2, visibleBottom - Double(height) - Double(canvasHeight) * 0.03,
+                        Double(width), Double(height))
+            subtitle = SubtitleState(key: "text:" + words, texture: texture, rect: rect, fitsVideo: false, referenceRect: nil)
+        case .bitmap(let frame, let x, let y, let referenceWidth, let referenceHeight):
+            guard frame.pixelFormat == .rgba, let plane = frame.planes.first else { return }
+            let texture = subtitle?.texture ?? GLTexture()
+            texture.upload(plane.base, width: frame.width, height: frame.height, bytesPerRow: plane.bytesPerRow,
+                           bytesPerSample: 4, format: GLenum(GL_RGBA), rowLengthSupported: rowLengthSupported)
+            subtitle = SubtitleState(
+                key: "bitmap", texture: texture, rect: (0, 0, 0, 0), fitsVideo: true,
+                referenceRect: (Double(x), Double(y), Double(frame.width), Double(frame.height), referenceWidth, referenceHeight))
+        }
+        dirty = true
+    }
+
+    /// Whether the screen would change if drawn at `time`.
+    func needsDrawing(at time: MediaTime) -> Bool { dirty || animating }
+
+    // MARK: Drawing
+
+    private func currentVideoRect() -> (x: Double, y: Double, width: Double, height: Double) {
+        guard let video else { return (0, 0, Double(canvasWidth), Double(canvasHeight)) }
+        let layout = videoLayout(video)
+        return (layout.x, layout.y, layout.width, layout.height)
+    }
+
+    private func videoLayout(_ video: VideoState) -> VideoLayout {
+        VideoLayout.place(pictureWidth: video.width, pictureHeight: video.height, sampleAspectRatio: video.sampleAspectRatio,
+                          rotation: video.rotation, in: (0, 0, Double(canvasWidth), Double(canvasHeight)), gravity: gravity)
+    }
+
+    /// Opacity factor of an overlay's fades at `time`, and whether a fade is still under way.
+    private func fade(_ state: OverlayState, at time: MediaTime) -> (factor: Double, inProgress: Bool) {
+        var factor = 1.0, inProgress = false
+        let fadeIn = state.overlay.fadeIn.seconds
+        if fadeIn > 0 {
+            let progress = (time - state.addedAt).seconds / fadeIn
+            factor *= min(max(progress, 0), 1)
+            if progress < 1 { inProgress = true }
+        }
+        if let removedAt = state.removedAt {
+            let fadeOut = state.overlay.fadeOut.seconds
+            let progress = fadeOut > 0 ? (time - removedAt).seconds / fadeOut : 1
+            factor *= 1 - min(max(progress, 0), 1)
+            if progress < 1 { inProgress = true }
+        }
+        return (factor, inProgress)
+    }
+
+    /// Draws the whole screen into the bound framebuffer, as it is at host time `time`.
+    func draw(at time: MediaTime) {
+        glViewport(0, 0, GLsizei(framebufferWidth), GLsizei(framebufferHeight))
+        glDisable(GLenum(GL_BLEND))
+        glClearColor(0, 0, 0, 1)
+        glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
+        let output = rotation.outputMatrix
+
+        if let video, let program = programs[video.kind] {
+            program.use()
+            let planeCount = video.kind.planeCount
+            for index in 0..<planeCount {
+                glActiveTexture(GLenum(GL_TEXTURE0 + Int32(index)))
+                glBindTexture(GLenum(GL_TEXTURE_2D), planeTextures[index].name)
+                glUniform1i(program.uniform("u_plane\(index)"), GLint(index))
+            }
+            glUniformMatrix3fv(program.uniform("u_matrix"), 1, GLboolean(GL_FALSE), video.conversion.matrix)
+            glUniform3f(program.uniform("u_offset"), video.conversion.offset[0], video.conversion.offset[1], video.conversion.offset[2])
+            glUniformMatrix2fv(program.uniform("u_output"), 1, GLboolean(GL_FALSE), output)
+            drawQuad(videoLayout(video).vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight))
+        }
+
+        glEnable(GLenum(GL_BLEND))
+        // Blend colour; keep the framebuffer opaque.
+        glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ZERO), GLenum(GL_ONE))
+        overlayProgram.use()
+        glActiveTexture(GLenum(GL_TEXTURE0))
+        glUniform1i(overlayProgram.uniform("u_plane0"), 0)
+        glUniformMatrix2fv(overlayProgram.uniform("u_output"), 1, GLboolean(GL_FALSE), output)
+
+        if let subtitle {
+            var rect = subtitle.rect
+            if let reference = subtitle.referenceRect, reference.referenceWidth > 0, reference.referenceHeight > 0 {
+                let videoRect = currentVideoRect()
+                let scaleX = videoRect.width / Double(reference.referenceWidth)
+                let scaleY = videoRect.height / Double(reference.referenceHeight)
+                rect = (videoRect.x + reference.x * scaleX, videoRect.y + reference.y * scaleY,
+                        reference.width * scaleX, reference.height * scaleY)
+            }
+            drawTexture(subtitle.texture, in: rect, opacity: 1)
+        }
+
+        animating = false
+        var finished: [OverlayID] = []
+        let ordered = overlays.enumerated().sorted { ($0.element.overlay.zIndex, $0.offset) < ($1.element.overlay.zIndex, $1.offset) }
+        for (_, state) in ordered {
+            let (factor, inProgress) = fade(state, at: time)
+            if inProgress { animating = true }
+            if state.removedAt != nil, !inProgress { finished.append(state.id) }
+            let opacity = state.overlay.opacity * factor
+            guard opacity > 0 else { continue }
+            drawTexture(state.texture, in: state.rect, opacity: opacity)
+        }
+        overlays.removeAll { finished.contains($0.id) }
+        dirty = false
+    }
+
+    private func drawTexture(_ texture: GLTexture, in rect: (x: Double, y: Double, width: Double, height: Double), opacity: Double) {
+        glBindTexture(GLenum(GL_TEXTURE_2D), texture.name)
+        glUniform1f(overlayProgram.uniform("u_opacity"), GLfloat(opacity))
+        let layout = VideoLayout(x: rect.x, y: rect.y, width: rect.width, height: rect.height,
+                                 textureCorners: [(0, 0), (1, 0), (0, 1), (1, 1)])
+        drawQuad(layout.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight))
+    }
+
+    private func drawQuad(_ vertices: [Float]) {
+        glBindBuffer(GLenum(GL_ARRAY_BUFFER), 0)
+        vertices.withUnsafeBytes { bytes in
+            let stride = GLsizei(4 * MemoryLayout<Float>.size)
+            glVertexAttribPointer(0, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride, bytes.baseAddress)
+            glVertexAttribPointer(1, 2, GLenum(GL_FLOAT), GLboolean(GL_FALSE), stride, bytes.baseAddress! + 2 * MemoryLayout<Float>.size)
+            glEnableVertexAttribArray(0)
+            glEnableVertexAttribArray(1)
+            glDrawArrays(GLenum(GL_TRIANGLE_STRIP), 0, 4)
+        }
+    }
+}
+
+/// The video layer's shader per plane layout.
+enum VideoProgramKind: CaseIterable, CustomStringConvertible {
+    case yuv420p, nv12, p010, rgb
+
+    var planeCount: Int {
+        switch self {
+        case .yuv420p: return 3
+        case .nv12, .p010: return 2
+        case .rgb: return 1
+        }
+    }
+
+    var description: String {
+        switch self {
+        case .yuv420p: return "YUV420P"
+        case .nv12: return "NV12"
+        case .p010: return "P010"
+        case .rgb: return "RGB"
+        }
+    }
+
+    /// The fragment shader; `twoChannel` is the swizzle of a two-channel texture (`rg` for GLES 3's RG8,
+    /// `ra` for GLES 2's luminance-alpha).
+    func fragmentShader(twoChannel: String) -> String {
+        let sample: String
+        switch self {
+        case .yuv420p:
+            sample = "vec3(texture2D(u_plane0, v_texcoord).r, texture2D(u_plane1, v_texcoord).r, texture2D(u_plane2, v_texcoord).r)"
+        case .nv12:
+            sample = "vec3(texture2D(u_plane0, v_texcoord).r, texture2D(u_plane1, v_texcoord).\(twoChannel))"
+        case .p010:
+            // 16-bit little-endian samples arrive as byte pairs (low in r, high in a/g); linear filtering of
+            // both bytes is still linear in the 16-bit value. The weights are pre-divided by 65535 so no
+            // intermediate leaves mediump's range (2^14) on GPUs that compute at half precision.
+            sample = """
+                vec3(dot(texture2D(u_plane0, v_texcoord).\(twoChannel), k16),
+                         dot(texture2D(u_plane1, v_texcoord).rg, k16),
+                         dot(texture2D(u_plane1, v_texcoord).ba, k16))
+                """
+        case .rgb:
+            return Shaders.header + """
+                uniform sampler2D u_plane0;
+                void main() { gl_FragColor = vec4(texture2D(u_plane0, v_texcoord).rgb, 1.0); }
+                """
+        }
+        return Shaders.header + """
+            uniform sampler2D u_plane0;
+            uniform sampler2D u_plane1;
+            uniform sampler2D u_plane2;
+            uniform mat3 u_matrix;
+            uniform vec3 u_offset;
+            const vec2 k16 = vec2(255.0 / 65535.0, 65280.0 / 65535.0);
+            void main() {
+                vec3 raw = \(sample);
+                gl_FragColor = vec4(clamp(u_matrix * (raw - u_offset), 0.0, 1.0), 1.0);
+            }
+            """
+    }
+}
+
+enum Shaders {
+    static let vertex = """
+        attribute vec2 a_position;
+        attribute vec2 a_texcoord;
+        uniform mat2 u_output;
+        varying vec2 v_texcoord;
+        void main() {
+            v_texcoord = a_texcoord;
+            gl_Position = vec4(u_output * a_position, 0.0, 1.0);
+        }
+        """
+    static let header = """
+        #ifdef GL_FRAGMENT_PRECISION_HIGH
+        precision highp float;
+        #else
+        precision mediump float;
+        #endif
+        varying vec2 v_texcoord;
+
+        """
+    static let overlay = header + """
+        uniform sampler2D u_plane0;
+        uniform float u_opacity;
+        void main() {
+            vec4 colour = texture2D(u_plane0, v_texcoord);
+            gl_FragColor = vec4(colour.rgb, colour.a * u_opacity);
+        }
+        """
+}

@@ -1,0 +1,100 @@
+internal import CEGL
+public import Logging
+import MediaAsset
+public import MediaTime
+public import Playback
+
+/// A display without a screen: Mesa's EGL surfaceless platform rendering into a framebuffer object at a
+/// configured mode, paced by a timer at its refresh rate (or stepped by hand in tests).
+///
+/// The present time of each refresh is the presentation time reported to the source, so the engine's
+/// observers run on the same "what the viewer saw" rule as on KMS. ``screenshot()`` reads back the
+/// framebuffer, which holds exactly the last presented frame (nothing draws between presents).
+public final class HeadlessDisplay: Display {
+    public let mode: DisplayMode
+    public let rotation: Rotation
+    private let loop: RenderLoop
+
+    /// Opens the surfaceless EGL platform and starts the render thread.
+    ///
+    /// - Parameters:
+    ///   - pacing: `.timer` for real playback; `.manual` to step with ``refresh()``.
+    ///   - clock: the host clock presentation times are read from.
+    public init(
+        mode: DisplayMode = .fullHD, rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect,
+        pacing: RefreshPacing = .timer, clock: any HostClock = MonotonicClock(),
+        logger: Logger = Logger(label: "vitrine.display.headless")
+    ) throws(DisplayError) {
+        self.mode = mode
+        self.rotation = rotation
+        loop = try RenderLoop(
+            backend: SurfacelessBackend(width: mode.width, height: mode.height, clock: clock, logger: logger),
+            refreshInterval: mode.refreshInterval, rotation: rotation, gravity: gravity,
+            pacing: pacing, clock: clock, logger: logger)
+        logger.debug("headless display ready", metadata: ["mode": "\(mode)", "rotation": "\(rotation.rawValue)"])
+    }
+
+    deinit { loop.stop() }
+
+    public var name: String { "headless \(mode)" }
+    public var refreshInterval: MediaTime { mode.refreshInterval }
+    public var outputSize: (width: Int, height: Int) {
+        rotation.swapsAxes ? (mode.height, mode.width) : (mode.width, mode.height)
+    }
+    public var layers: LayerStack { loop.layers }
+    public func setSource(_ source: (any VideoFrameSource)?) { loop.setSource(source) }
+    public func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { loop.setEventHandler(handler) }
+    public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
+    public func stop() { loop.stop() }
+
+    /// Runs one refresh now and says what it did (manual pacing; with timer pacing it adds an extra refresh).
+    @discardableResult
+    public func refresh() throws(DisplayError) -> RefreshOutcome { try loop.refreshNow() }
+}
+
+/// Surfaceless EGL + an FBO: the headless display's device.
+final class SurfacelessBackend: RenderBackend {
+    private let width: Int, height: Int
+    private let clock: any HostClock
+    private let logger: Logger
+    private var egl: EGLRenderContext?
+    private var framebuffer: GLFramebuffer?
+
+    init(width: Int, height: Int, clock: any HostClock, logger: Logger) {
+        self.width = width
+        self.height = height
+        self.clock = clock
+        self.logger = logger
+    }
+
+    func start() throws(DisplayError) -> (framebufferWidth: Int, framebufferHeight: Int, glesMajorVersion: Int) {
+        let egl = try EGLRenderContext.surfaceless()
+        self.egl = egl
+        framebuffer = try GLFramebuffer(width: width, height: height)
+        logger.debug("surfaceless EGL", metadata: ["renderer": "\(egl.rendererName)", "gles": "\(egl.glesMajorVersion)"])
+        return (width, height, egl.glesMajorVersion)
+    }
+
+    func bindDrawTarget() { framebuffer?.bind() }
+
+    func present(expected: MediaTime) throws(DisplayError) -> MediaTime {
+        // The picture is "on glass" once the GPU has finished it.
+        glFinish()
+        return clock.now()
+    }
+
+    func readBack() -> RGBAImage {
+        framebuffer?.bind()
+        let read = GLReadback.readRGBA(width: width, height: height)
+        return RGBAImage(width: read.width, height: read.height, pixels: read.pixels)
+    }
+
+    func maintain() -> [DisplayEvent] { [] }
+    var canPresent: Bool { true }
+
+    func shutdown() {
+        framebuffer = nil
+        egl?.destroy()
+        egl = nil
+    }
+}

@@ -1,0 +1,101 @@
+import MediaAsset
+public import MediaTime
+import Logging
+import Synchronization
+
+/// The layers a display composites, changeable from any thread or task.
+///
+/// Changes are queued and the render thread applies them before its next frame, so callers never
+/// touch GL. Adding starts the overlay's fade-in at that frame; removing starts its fade-out, after
+/// which it is gone.
+public final class LayerStack: Sendable {
+    enum Change: Sendable {
+        case add(OverlayID, Overlay)
+        case remove(OverlayID)
+        case gravity(VideoGravity)
+    }
+
+    private struct State {
+        var nextID: UInt64 = 1
+        var pending: [Change] = []
+        var live: Set<OverlayID> = []
+        var gravity: VideoGravity
+    }
+
+    private let state: Mutex<State>
+    private let logger: Logger
+
+    init(gravity: VideoGravity, logger: Logger) {
+        state = Mutex(State(gravity: gravity))
+        self.logger = logger
+    }
+
+    /// Adds an overlay; it appears (fading in) on the next frame.
+    @discardableResult
+    public func add(_ overlay: Overlay) -> OverlayID {
+        state.withLock { state in
+            let id = OverlayID(rawValue: state.nextID)
+            state.nextID += 1
+            state.pending.append(.add(id, overlay))
+            state.live.insert(id)
+            return id
+        }
+    }
+
+    /// Adds an image overlay decoded from a PNG or JPEG file.
+    ///
+    /// A missing or corrupt file is logged as an error naming the file and FFmpeg's reason, and the
+    /// overlay is skipped (`nil`): the video goes on without it.
+    @discardableResult
+    public func addImage(
+        contentsOf path: String, frame: OverlayFrame, zIndex: Int = 0, opacity: Double = 1,
+        fadeIn: MediaTime = .zero, fadeOut: MediaTime = .zero
+    ) -> OverlayID? {
+        let image: RGBAImage
+        do {
+            image = try RGBAImage(contentsOf: path)
+        } catch {
+            logger.error("overlay image skipped", metadata: ["file": "\(path)", "reason": "\(error)"])
+            return nil
+        }
+        return add(Overlay(.image(image), frame: frame, zIndex: zIndex, opacity: opacity, fadeIn: fadeIn, fadeOut: fadeOut))
+    }
+
+    /// Removes an overlay: it fades out over its `fadeOut` and is then gone. Unknown ids are ignored.
+    public func remove(_ id: OverlayID) {
+        state.withLock { state in
+            guard state.live.remove(id) != nil else { return }
+            state.pending.append(.remove(id))
+        }
+    }
+
+    /// Removes every overlay (each fades out).
+    public func removeAll() {
+        state.withLock { state in
+            for id in state.live.sorted() { state.pending.append(.remove(id)) }
+            state.live.removeAll()
+        }
+    }
+
+    /// The overlays added and not yet removed.
+    public var overlayIDs: [OverlayID] { state.withLock { $0.live.sorted() } }
+
+    /// How the video fills the screen; a change shows on the next frame.
+    public var gravity: VideoGravity {
+        get { state.withLock { $0.gravity } }
+        set {
+            state.withLock { state in
+                state.gravity = newValue
+                state.pending.append(.gravity(newValue))
+            }
+        }
+    }
+
+    /// Takes the queued changes (render thread).
+    func drainChanges() -> [Change] {
+        state.withLock { state in
+            defer { state.pending.removeAll() }
+            return state.pending
+        }
+    }
+}

@@ -1,0 +1,122 @@
+public import MediaAsset
+public import MediaTime
+
+/// An 8-bit RGBA colour (non-premultiplied).
+public struct RGBAColor: Sendable, Hashable {
+    public var red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8
+
+    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
+        self.red = red
+        self.green = green
+        self.blue = blue
+        self.alpha = alpha
+    }
+
+    public static let white = RGBAColor(red: 255, green: 255, blue: 255)
+    public static let black = RGBAColor(red: 0, green: 0, blue: 0)
+    /// Black at 60 % opacity: the default box behind subtitles and text.
+    public static let translucentBlack = RGBAColor(red: 0, green: 0, blue: 0, alpha: 153)
+
+    /// Parses `#RRGGBB` or `#RRGGBBAA` (the `#` is optional).
+    public init?(hex: String) {
+        let digits = hex.hasPrefix("#") ? String(hex.dropFirst()) : hex
+        guard digits.count == 6 || digits.count == 8, let value = UInt32(digits, radix: 16) else { return nil }
+        let full = digits.count == 6 ? (value << 8) | 0xFF : value
+        self.init(red: UInt8(full >> 24), green: UInt8((full >> 16) & 0xFF),
+                  blue: UInt8((full >> 8) & 0xFF), alpha: UInt8(full & 0xFF))
+    }
+}
+
+/// Where an overlay sits on the (upright, logical) screen.
+public enum OverlayFrame: Sendable, Hashable {
+    /// Fractions of the screen's width and height (0...1), from the top-left corner.
+    case relative(x: Double, y: Double, width: Double, height: Double)
+    /// Pixels of the upright screen (after output rotation), from the top-left corner.
+    case pixels(x: Int, y: Int, width: Int, height: Int)
+
+    /// The rectangle in canvas pixels.
+    func resolve(canvasWidth: Int, canvasHeight: Int) -> (x: Double, y: Double, width: Double, height: Double) {
+        switch self {
+        case .relative(let x, let y, let width, let height):
+            let w = Double(canvasWidth), h = Double(canvasHeight)
+            return ((x * w).rounded(), (y * h).rounded(), (width * w).rounded(), (height * h).rounded())
+        case .pixels(let x, let y, let width, let height):
+            return (Double(x), Double(y), Double(width), Double(height))
+        }
+    }
+}
+
+/// Horizontal alignment of text lines inside their box.
+public enum TextAlignment: String, Sendable, Hashable, CaseIterable {
+    case leading, center, trailing
+}
+
+/// A text overlay's words and looks. Text is UTF-8 (any Swift string), wrapped at word boundaries to the
+/// overlay's width; `\n` starts a new line.
+public struct TextStyle: Sendable, Hashable {
+    /// A TrueType/OpenType font file. The default is Debian's fonts-dejavu-core DejaVu Sans.
+    public var fontPath: String
+    /// Glyph height in pixels (the em size).
+    public var pixelSize: Int
+    public var color: RGBAColor
+    /// The box drawn behind the lines (hugging them, plus ``padding``); `nil` for none.
+    public var background: RGBAColor?
+    public var alignment: TextAlignment
+    /// Space between the text and its box, in pixels.
+    public var padding: Int
+
+    public static let defaultFontPath = "/usr/share/fonts/truetype/dejavu/DejaVuSans.ttf"
+
+    public init(
+        fontPath: String = TextStyle.defaultFontPath, pixelSize: Int = 48, color: RGBAColor = .white,
+        background: RGBAColor? = nil, alignment: TextAlignment = .leading, padding: Int = 8
+    ) {
+        self.fontPath = fontPath
+        self.pixelSize = pixelSize
+        self.color = color
+        self.background = background
+        self.alignment = alignment
+        self.padding = padding
+    }
+}
+
+/// One overlay layer above the video: an image or a text, its rectangle, stacking order, opacity and fades.
+public struct Overlay: Sendable {
+    /// What the overlay shows.
+    public enum Content: Sendable {
+        /// A picture, drawn inside the rectangle with its aspect ratio kept (centred).
+        case image(RGBAImage)
+        /// Text laid out inside the rectangle.
+        case text(String, TextStyle)
+    }
+
+    public var content: Content
+    public var frame: OverlayFrame
+    /// Higher values draw above lower ones; equal values keep the order they were added in.
+    public var zIndex: Int
+    /// Opacity at full fade, 0...1.
+    public var opacity: Double
+    /// Time from invisible to ``opacity`` after the overlay is added.
+    public var fadeIn: MediaTime
+    /// Time from ``opacity`` to invisible after the overlay is removed.
+    public var fadeOut: MediaTime
+
+    public init(
+        _ content: Content, frame: OverlayFrame, zIndex: Int = 0, opacity: Double = 1,
+        fadeIn: MediaTime = .zero, fadeOut: MediaTime = .zero
+    ) {
+        self.content = content
+        self.frame = frame
+        self.zIndex = zIndex
+        self.opacity = min(max(opacity, 0), 1)
+        self.fadeIn = fadeIn
+        self.fadeOut = fadeOut
+    }
+}
+
+/// Identifies an overlay added to a ``LayerStack``.
+public struct OverlayID: Sendable, Hashable, Comparable, CustomStringConvertible {
+    public let rawValue: UInt64
+    public static func < (lhs: OverlayID, rhs: OverlayID) -> Bool { lhs.rawValue < rhs.rawValue }
+    public var description: String { "overlay #\(rawValue)" }
+}

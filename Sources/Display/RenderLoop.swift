@@ -1,0 +1,269 @@
+internal import CEGL
+import Dispatch
+import Logging
+import MediaAsset
+import MediaTime
+import Playback
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The device side of a display, driven by a ``RenderLoop`` on its render thread.
+protocol RenderBackend: AnyObject {
+    /// Opens the device and makes a GL context current on the calling (render) thread.
+    func start() throws(DisplayError) -> (framebufferWidth: Int, framebufferHeight: Int, glesMajorVersion: Int)
+    /// Binds the framebuffer the compositor draws into.
+    func bindDrawTarget()
+    /// Makes the drawn picture visible; returns the host time it became visible (vblank on KMS).
+    func present(expected: MediaTime) throws(DisplayError) -> MediaTime
+    /// Reads back the last presented picture.
+    func readBack() -> RGBAImage
+    /// Called once per loop iteration before pacing: hotplug checks, recovery. Returns events to report.
+    func maintain() -> [DisplayEvent]
+    /// Whether presenting is possible now (false while a KMS screen is unplugged).
+    var canPresent: Bool { get }
+    /// Releases the device (restoring what was found at start on KMS).
+    func shutdown()
+}
+
+/// How refreshes are paced.
+public enum RefreshPacing: Sendable, Hashable {
+    /// A refresh every refresh interval of the host clock (the display's real clock).
+    case timer
+    /// A refresh only when ``HeadlessDisplay/refresh()`` is called: tests step frame by frame.
+    case manual
+}
+
+/// The render thread: runs jobs from other threads, paces refreshes, pulls from the source, composites,
+/// presents and reports. Everything GL happens on this thread.
+final class RenderLoop: Sendable {
+    typealias Job = @Sendable (RenderLoop.Context) -> Void
+
+    /// Render-thread-only state. Unchecked: touched only by the render thread (jobs run there).
+    final class Context: @unchecked Sendable {
+        let backend: any RenderBackend
+        var compositor: Compositor?
+        var sequence: UInt64 = 0
+        var lastFrameID: UInt64?
+        var lastPresentation: MediaTime?
+        var presentedAnything = false
+        init(backend: any RenderBackend) { self.backend = backend }
+    }
+
+    private struct Shared {
+        var jobs: [Job] = []
+        var stopping = false
+        var source: (any VideoFrameSource)?
+        var eventHandler: (@Sendable (DisplayEvent) -> Void)?
+        var threadID: pthread_t?
+    }
+
+    let layers: LayerStack
+    let refreshInterval: MediaTime
+    let rotation: Rotation
+    private let shared = Mutex(Shared())
+    private let wake = DispatchSemaphore(value: 0)
+    private let finished = DispatchSemaphore(value: 0)
+    private let clock: any HostClock
+    private let pacing: RefreshPacing
+    private let logger: Logger
+    private let context: Context
+
+    /// Starts the render thread, which opens the backend; throws what opening threw.
+    init(backend: any RenderBackend, refreshInterval: MediaTime, rotation: Rotation, gravity: VideoGravity,
+         pacing: RefreshPacing, clock: any HostClock, logger: Logger) throws(DisplayError) {
+        self.layers = LayerStack(gravity: gravity, logger: logger)
+        self.refreshInterval = refreshInterval
+        self.rotation = rotation
+        self.clock = clock
+        self.pacing = pacing
+        self.logger = logger
+        self.context = Context(backend: backend)
+        let started = Mutex<Result<Void, DisplayError>?>(nil)
+        let ready = DispatchSemaphore(value: 0)
+        let box = Unmanaged.passRetained(ThreadStart { [self] in
+            self.shared.withLock { $0.threadID = pthread_self() }
+            let result = self.setUp()
+            started.withLock { $0 = result }
+            ready.signal()
+            if case .success = result { self.run() }
+            self.finished.signal()
+        })
+        var thread = pthread_t()
+        let status = pthread_create(&thread, nil, { argument in
+            let start = Unmanaged<ThreadStart>.fromOpaque(argument!).takeRetainedValue()
+            start.body()
+            return nil
+        }, box.toOpaque())
+        guard status == 0 else {
+            box.release()
+            throw .gl("starting the render thread failed (error \(status))")
+        }
+        pthread_detach(thread)
+        ready.wait()
+        if case .failure(let error) = started.withLock({ $0! }) { throw error }
+    }
+
+    private func setUp() -> Result<Void, DisplayError> {
+        do {
+            let geometry = try context.backend.start()
+            context.compositor = try Compositor(
+                framebufferWidth: geometry.framebufferWidth, framebufferHeight: geometry.framebufferHeight,
+                rotation: rotation, gravity: layers.gravity, glesMajorVersion: geometry.glesMajorVersion, logger: logger)
+            return .success(())
+        } catch {
+            context.backend.shutdown()
+            return .failure(error)
+        }
+    }
+
+    // MARK: Any thread
+
+    func setSource(_ source: (any VideoFrameSource)?) { shared.withLock { $0.source = source } }
+
+    func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { shared.withLock { $0.eventHandler = handler } }
+
+    private var onRenderThread: Bool {
+        shared.withLock { state in state.threadID.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
+    }
+
+    /// Runs `body` on the render thread and returns its result; inline when already there.
+    func perform<T: Sendable>(_ body: @escaping @Sendable (Context) -> T) throws(DisplayError) -> T {
+        if onRenderThread { return body(context) }
+        let result = Mutex<T?>(nil)
+        let done = DispatchSemaphore(value: 0)
+        let accepted = shared.withLock { state -> Bool in
+            guard !state.stopping else { return false }
+            state.jobs.append { context in
+                let value = body(context)
+                result.withLock { $0 = value }
+                done.signal()
+            }
+            return true
+        }
+        guard accepted else { throw .notRunning }
+        wake.signal()
+        done.wait()
+        return result.withLock { $0! }
+    }
+
+    /// One refresh now (manual pacing).
+    func refreshNow() throws(DisplayError) -> RefreshOutcome {
+        try perform { [self] context in self.refresh(context, expected: self.clock.now()) }
+    }
+
+    func screenshot() throws(DisplayError) -> Screenshot {
+        let captured = try perform { context -> Screenshot? in
+            guard context.presentedAnything else { return nil }
+            return Screenshot(image: context.backend.readBack(), frameID: context.lastFrameID,
+                              presentationTime: context.lastPresentation)
+        }
+        guard let captured else { throw .nothingPresented }
+        return captured
+    }
+
+    /// Stops the thread and waits for it to release the device. Idempotent; safe from the render thread
+    /// (then the device is released when the current refresh returns).
+    func stop() {
+        let first = shared.withLock { state -> Bool in
+            defer { state.stopping = true }
+            return !state.stopping
+        }
+        guard first else { return }
+        wake.signal()
+        if !onRenderThread { finished.wait() }
+    }
+
+    // MARK: Render thread
+
+    private func run() {
+        var deadline = clock.now()
+        while true {
+            let (jobs, stopping) = shared.withLock { state in
+                defer { state.jobs.removeAll() }
+                return (state.jobs, state.stopping)
+            }
+            for job in jobs { job(context) }
+            if stopping { break }
+            for event in context.backend.maintain() { report(event) }
+            switch pacing {
+            case .manual:
+                wake.wait()
+            case .timer:
+                let now = clock.now()
+                if now >= deadline {
+                    let outcome = refresh(context, expected: deadline)
+                    var next = deadline + refreshInterval
+                    if case .presented(_, let tick) = outcome, tick.hostTime > deadline {
+                        // Pace from the real presentation (vblank) so the next refresh targets the next one.
+                        next = tick.hostTime + refreshInterval
+                    }
+                    let after = clock.now()
+                    if next < after {
+                        // Late: skip the refreshes that passed instead of rushing through them.
+                        let missed = (after - next).nanoseconds / max(refreshInterval.nanoseconds, 1) + 1
+                        next = next + .nanoseconds(missed * refreshInterval.nanoseconds)
+                        context.sequence += UInt64(missed)
+                    }
+                    deadline = next
+                } else {
+                    let wait = (deadline - now).nanoseconds
+                    _ = wake.wait(timeout: .now() + .nanoseconds(Int(wait)))
+                }
+            }
+        }
+        context.compositor = nil
+        context.backend.shutdown()
+    }
+
+    private func report(_ event: DisplayEvent) {
+        let handler = shared.withLock { $0.eventHandler }
+        logger.info("display event", metadata: ["event": "\(event)"])
+        handler?(event)
+    }
+
+    private func refresh(_ context: Context, expected: MediaTime) -> RefreshOutcome {
+        guard let compositor = context.compositor else { return .skipped(RefreshTick(sequence: context.sequence, hostTime: expected)) }
+        let tick = RefreshTick(sequence: context.sequence, hostTime: expected)
+        context.sequence += 1
+        compositor.apply(layers.drainChanges(), at: expected)
+        let source = shared.withLock { $0.source }
+        let content = source?.content(for: tick)
+        if let content {
+            if let frame = content.frame { compositor.setVideo(frame) }
+            compositor.setSubtitle(content.subtitle)
+        }
+        guard content != nil || compositor.needsDrawing(at: expected), context.backend.canPresent else {
+            source?.didSkipRefresh(tick)
+            return .skipped(tick)
+        }
+        context.backend.bindDrawTarget()
+        compositor.draw(at: expected)
+        let presentedAt: MediaTime
+        do {
+            presentedAt = try context.backend.present(expected: expected)
+        } catch {
+            logger.error("present failed", metadata: ["reason": "\(error)"])
+            for event in context.backend.maintain() { report(event) }
+            source?.didSkipRefresh(tick)
+            return .skipped(tick)
+        }
+        let presented = RefreshTick(sequence: tick.sequence, hostTime: presentedAt)
+        context.presentedAnything = true
+        context.lastPresentation = presentedAt
+        if let content {
+            context.lastFrameID = content.frameID
+            source?.didPresent(frameID: content.frameID, at: presented)
+        } else {
+            source?.didSkipRefresh(tick)
+        }
+        return .presented(frameID: content?.frameID, at: presented)
+    }
+}
+
+/// The closure a new pthread runs.
+private final class ThreadStart {
+    let body: () -> Void
+    init(_ body: @escaping () -> Void) { self.body = body }
+}

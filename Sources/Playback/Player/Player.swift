@@ -1,0 +1,185 @@
+public import MediaAsset
+public import Dispatch
+public import MediaTime
+
+/// Plays items to a video sink and an audio sink: the engine's `AVPlayer`.
+///
+/// Every method is safe from any thread or task. Time observers fire on *presented* time (when
+/// the display reports a frame visible), never on decode time.
+///
+/// ## Rates
+/// Video plays at any rate from 0 (paused) up to 4; 0.5–2.0 is supported and tested. Audio is
+/// played only at rate 1: at any other rate it is muted (not time-stretched) and the display
+/// clock paces video; back at 1 the audio resumes in sync.
+public class Player: @unchecked Sendable {
+    /// Whether the player can play at all.
+    public enum Status: String, Sendable, Hashable {
+        case unknown, readyToPlay, failed
+    }
+
+    let core: PlayerCore
+
+    /// A player presenting to `videoSink` and playing sound to `audioSink` (either may be nil),
+    /// reading time from `clock` (a ``ManualClock`` in tests).
+    public init(
+        item: PlayerItem? = nil, videoSink: (any VideoSink)?, audioSink: (any AudioSink)? = nil,
+        clock: any HostClock = MonotonicClock()
+    ) {
+        core = PlayerCore(videoSink: videoSink, audioSink: audioSink, clock: clock)
+        core.actionAtItemEnd = .pause
+        core.start()
+        if let item { core.replaceItems(with: [item]) }
+    }
+
+    init(core: PlayerCore) {
+        self.core = core
+        core.start()
+    }
+
+    deinit { core.invalidate() }
+
+    /// Stops playback and every engine thread, detaches the sinks, and waits for it all.
+    /// The player cannot be used afterwards.
+    public func invalidate() { core.invalidate() }
+
+    /// `readyToPlay` once the player is connected to its sinks.
+    public var status: Status { .readyToPlay }
+    /// The player's own error (item errors are on the item).
+    public var error: MediaError? { nil }
+
+    /// The item being played.
+    public var currentItem: PlayerItem? { core.currentItem }
+
+    /// Replaces the current item (and, for a queue, the whole queue) with `item`.
+    public func replaceCurrentItem(with item: PlayerItem?) {
+        core.replaceItems(with: item.map { [$0] } ?? [])
+    }
+
+    /// Plays at ``defaultRate``.
+    public func play() { core.setRate(core.defaultRate) }
+    /// Sets the rate to 0.
+    public func pause() { core.setRate(0) }
+
+    /// The playback rate: 0 is paused, 1 normal; negative rates are clamped to 0
+    /// (``PlayerItem/canPlayReverse`` is false).
+    public var rate: Double {
+        get { core.rate }
+        set { core.setRate(newValue) }
+    }
+
+    /// The rate ``play()`` uses.
+    public var defaultRate: Double {
+        get { core.defaultRate }
+        set { core.setDefaultRate(newValue) }
+    }
+
+    /// What happens when the current item ends.
+    public var actionAtItemEnd: ActionAtItemEnd {
+        get { core.actionAtItemEnd }
+        set { core.actionAtItemEnd = newValue }
+    }
+
+    /// The current item's time.
+    public func currentTime() -> MediaTime { core.currentTime() }
+
+    /// Frames decoded but never shown (late), since the player started.
+    public var droppedFrameCount: Int { core.droppedFrames }
+
+    // MARK: Seeking
+
+    /// A fast seek: playback resumes at the keyframe at or before `time`.
+    public func seek(to time: MediaTime, completionHandler: (@Sendable (Bool) -> Void)? = nil) {
+        currentItem?.seek(to: time, completionHandler: completionHandler) ?? completionHandler?(false)
+    }
+
+    /// A seek within tolerances; both `.zero` gives the exact frame.
+    public func seek(
+        to time: MediaTime, toleranceBefore: MediaTime, toleranceAfter: MediaTime,
+        completionHandler: (@Sendable (Bool) -> Void)? = nil
+    ) {
+        guard let item = currentItem else { completionHandler?(false); return }
+        item.seek(to: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter, completionHandler: completionHandler)
+    }
+
+    /// Seeks and waits: `true` when it finished, `false` when superseded.
+    @discardableResult
+    public func seek(to time: MediaTime, toleranceBefore: MediaTime = .positiveInfinity, toleranceAfter: MediaTime = .positiveInfinity) async -> Bool {
+        guard let item = currentItem else { return false }
+        return await item.seek(to: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter)
+    }
+
+    // MARK: Observers
+
+    /// Calls `block` every `interval` of presented time while playing, and when time jumps
+    /// (seek, next item) and when playback starts or stops. `queue` nil = a private serial queue.
+    /// A call still running makes the next one be skipped, not queued.
+    public func addPeriodicTimeObserver(
+        forInterval interval: MediaTime, queue: DispatchQueue?, using block: @escaping @Sendable (MediaTime) -> Void
+    ) -> TimeObserverToken {
+        core.addObserver(.periodic(interval: interval), queue: queue, block: block)
+    }
+
+    /// Calls `block` when normal playback presents the first frame at or past one of `times`;
+    /// a seek that jumps over a mark does not fire it. A mark at 0 fires on the item's first
+    /// frame when it plays from the start; a mark past the last frame (at the duration) fires
+    /// when the item ends, just before `didPlayToEndTime`.
+    public func addBoundaryTimeObserver(
+        forTimes times: [MediaTime], queue: DispatchQueue?, using block: @escaping @Sendable () -> Void
+    ) -> TimeObserverToken {
+        core.addObserver(.boundary(times: times.sorted()), queue: queue) { _ in block() }
+    }
+
+    /// Stops an observer: no call starts after this returns.
+    public func removeTimeObserver(_ token: TimeObserverToken) { core.removeObserver(token) }
+
+    /// Every event of the player and its items, from now on. Each access is a new subscriber.
+    public var events: AsyncStream<PlayerEvent> { core.events.stream() }
+
+    /// Receives the presentation log's records on the display's thread (keep it quick).
+    public func setPresentationHandler(_ handler: (@Sendable (PresentationRecord) -> Void)?) {
+        core.setPresentationHandler(handler)
+    }
+}
+
+/// Plays items in sequence, gaplessly: the next item is opened and its first frame decoded while
+/// the current one plays, and the current last frame stays until the next first frame is shown.
+public final class QueuePlayer: Player, @unchecked Sendable {
+    /// A queue of `items` presenting to the sinks. ``Player/actionAtItemEnd`` is `.advance`.
+    public init(
+        items: [PlayerItem] = [], videoSink: (any VideoSink)?, audioSink: (any AudioSink)? = nil,
+        clock: any HostClock = MonotonicClock()
+    ) {
+        let core = PlayerCore(videoSink: videoSink, audioSink: audioSink, clock: clock)
+        core.actionAtItemEnd = .advance
+        super.init(core: core)
+        core.replaceItems(with: items)
+    }
+
+    /// The queue, current item first.
+    public func items() -> [PlayerItem] { core.items }
+
+    /// Ends the current item and plays the next.
+    public func advanceToNextItem() { core.advanceToNextItem() }
+
+    /// Inserts `item` after `after` (nil = at the end).
+    public func insert(_ item: PlayerItem, after: PlayerItem?) { _ = core.insert(item, after: after) }
+
+    /// Whether ``insert(_:after:)`` would succeed: the item is not already queued or failed, and
+    /// `after` is queued.
+    public func canInsert(_ item: PlayerItem, after: PlayerItem?) -> Bool { core.canInsert(item, after: after) }
+
+    /// Removes `item` from the queue (the current one: the next one plays).
+    public func remove(_ item: PlayerItem) { core.remove(item) }
+
+    /// Empties the queue.
+    public func removeAllItems() { core.replaceItems(with: []) }
+
+    /// Loops the queue forever (like `AVPlayerLooper`): when an item becomes current a fresh copy
+    /// of it is queued at the end, so one item loops on itself, several loop as a playlist, and
+    /// the copy is prepared before the seam like any next item (gapless). ``items()`` therefore
+    /// shows the copy too. A copy of an item that fails fails in turn and is skipped.
+    public var loops: Bool {
+        get { core.loops }
+        set { core.loops = newValue }
+    }
+}

@@ -1,0 +1,765 @@
+import MediaAsset
+import Dispatch
+import DequeModule
+package import MediaTime
+import Synchronization
+
+/// A sink that can tell how much audio it holds: lets the engine (and recording sinks in tests)
+/// know whether the audio clock can run.
+package protocol AudioSinkBufferLevel: AnyObject {
+    /// Audio queued and not yet heard.
+    var queuedDuration: MediaTime { get }
+}
+
+/// A frame source that can say whether pulling now would find data missing that is on its way
+/// (decoding still catching up). Sinks driven by a ``ManualClock`` wait on it so tests run
+/// faster than real time yet never see an artificial stall.
+package protocol PacedFrameSource: AnyObject, Sendable {
+    func isWaitingForData() -> Bool
+}
+
+/// What happens when the current item reaches its end.
+public enum ActionAtItemEnd: String, Sendable, Hashable {
+    /// Play the next item (a ``QueuePlayer``'s default).
+    case advance
+    /// Pause at the end (a ``Player``'s default).
+    case pause
+    /// Do nothing: the last frame stays and the item stays current.
+    case none
+}
+
+/// The engine: the video frame source the display pulls from, the audio feeder, the clock, the
+/// queue of items, and the observers. `Player` and `QueuePlayer` are its public faces.
+final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable {
+    struct Pending {
+        var item: PlayerItem
+        var itemIndex: Int
+        var presentationTime: MediaTime
+        var serial: Int
+        var isJump: Bool
+        var clock: MediaTime
+        var audioClock: MediaTime?
+        /// False for content that only changes the subtitle.
+        var isFrame = true
+    }
+
+    struct SeekRequest {
+        var item: PlayerItem
+        var serial: Int
+        var target: MediaTime
+        var completion: (@Sendable (Bool) -> Void)?
+    }
+
+    struct State {
+        var items: [PlayerItem] = []
+        var itemIndex = -1
+        var rate: Double = 0
+        var defaultRate: Double = 1
+        var actionAtItemEnd: ActionAtItemEnd = .pause
+        var loops = false
+        var anchor: (host: MediaTime, media: MediaTime)?
+        var pausedTime: MediaTime = .zero
+        var lastClock: (host: MediaTime, media: MediaTime)?
+        var needsFirstFrame = true
+        var jumpPending = false
+        var handedEnd: MediaTime?
+        /// The start of the subtitle last handed to the sink (nil: none shown).
+        var handedSubtitle: MediaTime?
+        var lastPresented: MediaTime?
+        var periodicIndex: [Int: Int64] = [:]
+        var pending: [UInt64: Pending] = [:]
+        var nextFrameID: UInt64 = 1
+        var seeks: [SeekRequest] = []
+        var droppedFrames = 0
+        var ended = false
+        var stalled = false
+        var observers: [TimeObserver] = []
+        var nextObserverID = 0
+        var audioGeneration = 0
+        var audioStartedGeneration = -1
+        var lastAudioEnd: MediaTime = .zero
+        var invalidated = false
+        var presentationHandler: (@Sendable (PresentationRecord) -> Void)?
+    }
+
+    let state = Mutex(State())
+    let videoSink: (any VideoSink)?
+    let audioSink: (any AudioSink)?
+    let clock: any HostClock
+    let audioFormat: AudioFormat
+    let events = EventHub<PlayerEvent>()
+    private let teardown = DispatchGroup()
+    private let teardownQueue = DispatchQueue(label: "vitrine.player.teardown", attributes: .concurrent)
+    private let defaultObserverQueue = DispatchQueue(label: "vitrine.player.observers")
+    private var feeder: WorkerThread?
+    private let feederWake = ConditionLock()
+
+    init(videoSink: (any VideoSink)?, audioSink: (any AudioSink)?, clock: any HostClock) {
+        self.videoSink = videoSink
+        self.audioSink = audioSink
+        self.clock = clock
+        self.audioFormat = audioSink?.format ?? AudioFormat()
+    }
+
+    /// Connects the sinks and starts the audio feeder. Called once by the player.
+    func start() {
+        videoSink?.setSource(self)
+        if audioSink != nil {
+            feeder = WorkerThread(name: "vitrine-feeder") { [self] in feedAudio() }
+        }
+    }
+
+    /// Stops every thread: the feeder, every item's pipeline. Waits for them.
+    func invalidate() {
+        let items: [PlayerItem] = state.withLock { state in
+            guard !state.invalidated else { return [] }
+            state.invalidated = true
+            state.rate = 0
+            defer { state.items.removeAll() }
+            return state.items
+        }
+        videoSink?.setSource(nil)
+        audioSink?.flush()
+        feederWake.withLock { feederWake.broadcast() }
+        feeder?.join()
+        feeder = nil
+        for item in items { item.release() }
+        teardown.wait()
+        events.finish()
+    }
+
+    // MARK: Queue
+
+    var items: [PlayerItem] { state.withLock { $0.items } }
+    var currentItem: PlayerItem? { state.withLock { $0.items.first } }
+
+    func isCurrent(_ item: PlayerItem) -> Bool { state.withLock { $0.items.first === item } }
+
+    /// Replaces the whole queue.
+    func replaceItems(with newItems: [PlayerItem]) {
+        var effects: [@Sendable () -> Void] = []
+        let released: [PlayerItem] = state.withLock { state in
+            guard !state.invalidated else { return [] }
+            let old = state.items.filter { item in !newItems.contains { $0 === item } }
+            let oldCurrent = state.items.first
+            state.items = newItems
+            if state.items.first !== oldCurrent { makeCurrent(&state, effects: &effects) }
+            prepareUpcoming(&state)
+            return old
+        }
+        release(released)
+        effects.forEach { $0() }
+    }
+
+    func insert(_ item: PlayerItem, after: PlayerItem?) -> Bool {
+        var effects: [@Sendable () -> Void] = []
+        let inserted: Bool = state.withLock { state in
+            guard !state.invalidated, !state.items.contains(where: { $0 === item }), item.status != .failed else { return false }
+            if let after {
+                guard let index = state.items.firstIndex(where: { $0 === after }) else { return false }
+                state.items.insert(item, at: index + 1)
+            } else {
+                state.items.append(item)
+            }
+            if state.items.count == 1 { makeCurrent(&state, effects: &effects) }
+            prepareUpcoming(&state)
+            return true
+        }
+        effects.forEach { $0() }
+        return inserted
+    }
+
+    func canInsert(_ item: PlayerItem, after: PlayerItem?) -> Bool {
+        state.withLock { state in
+            guard !state.invalidated, !state.items.contains(where: { $0 === item }), item.status != .failed else { return false }
+            if let after { return state.items.contains { $0 === after } }
+            return true
+        }
+    }
+
+    func remove(_ item: PlayerItem) {
+        var effects: [@Sendable () -> Void] = []
+        let removed: Bool = state.withLock { state in
+            guard let index = state.items.firstIndex(where: { $0 === item }) else { return false }
+            state.items.remove(at: index)
+            if index == 0 { makeCurrent(&state, effects: &effects) }
+            prepareUpcoming(&state)
+            return true
+        }
+        if removed { release([item]) }
+        effects.forEach { $0() }
+    }
+
+    func advanceToNextItem() {
+        guard let current = currentItem else { return }
+        remove(current)
+    }
+
+    /// Sets up the new `items.first` as current: a fresh timeline, audio restarted.
+    private func makeCurrent(_ state: inout State, effects: inout [@Sendable () -> Void]) {
+        let current = state.items.first
+        state.itemIndex += 1
+        state.pausedTime = current?.state.withLock { $0.startTime } ?? .zero
+        state.anchor = nil
+        state.needsFirstFrame = true
+        state.jumpPending = false
+        state.handedEnd = nil
+        state.lastPresented = nil
+        state.ended = false
+        state.stalled = false
+        state.audioGeneration += 1
+        state.lastAudioEnd = .zero
+        for seek in state.seeks { if let completion = seek.completion { effects.append { completion(false) } } }
+        state.seeks.removeAll()
+        if let current {
+            _ = current.prepare(core: self, audioFormat: audioFormat)
+            // Looping: the copy is queued as soon as its original starts, so it is prepared
+            // (decoded, first frame ready) before the original ends, even in a queue of one.
+            if state.loops { state.items.append(current.copy()) }
+        }
+        let events = self.events
+        effects.append { events.emit(.currentItemChanged(current)) }
+        if current == nil && state.rate != 0 {
+            state.rate = 0
+            effects.append { events.emit(.rateChanged(0)) }
+        }
+        feederWake.broadcast()
+    }
+
+    /// Opens the item after the current one (the first that has not failed), so it is decoded
+    /// and ready before the current one ends.
+    private func prepareUpcoming(_ state: inout State) {
+        guard let current = state.items.first else { return }
+        if current.status != .failed { _ = current.prepare(core: self, audioFormat: audioFormat) }
+        for item in state.items.dropFirst() where item.status != .failed {
+            _ = item.prepare(core: self, audioFormat: audioFormat)
+            return
+        }
+    }
+
+    private func release(_ items: [PlayerItem]) {
+        for item in items {
+            teardownQueue.async(group: teardown) { item.release() }
+        }
+    }
+
+    /// An item's status changed (from its pipeline's threads).
+    func itemStatusChanged(_ item: PlayerItem) {
+        let status = item.status
+        events.emit(.itemStatusChanged(item, status))
+        if status == .readyToPlay && !item.hasVideo {
+            // Audio-only items present no frame: their readiness is logged when it happens.
+            let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in
+                (state.items.firstIndex { $0 === item }.map { state.itemIndex + $0 }, state.presentationHandler)
+            }
+            if let index, let handler {
+                handler(.event(PresentationEvent(kind: .itemReady, itemIndex: index, source: item.url, time: nil, at: clock.now(), reason: nil)))
+            }
+        }
+        guard status == .failed else { return }
+        let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in
+            guard let position = state.items.firstIndex(where: { $0 === item }) else { return (nil, nil) }
+            prepareUpcoming(&state)
+            return (state.itemIndex + position, state.presentationHandler)
+        }
+        if let index, let handler {
+            handler(.event(PresentationEvent(
+                kind: .itemFailed, itemIndex: index, source: item.url, time: nil, at: clock.now(),
+                reason: item.error?.description ?? "unknown error")))
+        }
+    }
+
+    // MARK: Rate and time
+
+    var rate: Double { state.withLock { $0.rate } }
+
+    func setRate(_ newRate: Double) {
+        let rate = newRate.isFinite ? min(max(newRate, 0), 4) : 0
+        var effects: [@Sendable () -> Void] = []
+        state.withLock { state in
+            guard !state.invalidated, state.rate != rate else { return }
+            let now = clock.now()
+            let time = clockTime(&state, at: now)
+            state.pausedTime = time
+            state.anchor = nil
+            // Audio plays only at rate 1: entering or leaving it restarts the audio stream.
+            if (state.rate == 1) != (rate == 1) { state.audioGeneration += 1 }
+            state.rate = rate
+            firePeriodic(&state, time: time, effects: &effects)
+            let events = self.events
+            effects.append { events.emit(.rateChanged(rate)) }
+        }
+        audioSink?.setPaused(rate == 0)
+        feederWake.withLock { feederWake.broadcast() }
+        effects.forEach { $0() }
+    }
+
+    func setDefaultRate(_ rate: Double) { state.withLock { $0.defaultRate = rate } }
+    var defaultRate: Double { state.withLock { $0.defaultRate } }
+
+    var actionAtItemEnd: ActionAtItemEnd {
+        get { state.withLock { $0.actionAtItemEnd } }
+        set { state.withLock { $0.actionAtItemEnd = newValue } }
+    }
+
+    var loops: Bool {
+        get { state.withLock { $0.loops } }
+        set {
+            state.withLock { state in
+                guard state.loops != newValue else { return }
+                state.loops = newValue
+                if newValue, let current = state.items.first {
+                    state.items.append(current.copy())
+                    prepareUpcoming(&state)
+                }
+            }
+        }
+    }
+
+    var droppedFrames: Int { state.withLock { $0.droppedFrames } }
+
+    func setPresentationHandler(_ handler: (@Sendable (PresentationRecord) -> Void)?) {
+        state.withLock { $0.presentationHandler = handler }
+    }
+
+    /// The current item's time now.
+    func currentTime() -> MediaTime {
+        state.withLock { state in
+            if let seek = state.seeks.last { return seek.target }
+            return clockTime(&state, at: clock.now())
+        }
+    }
+
+    /// The master clock's media time at host time `host`.
+    private func clockTime(_ state: inout State, at host: MediaTime) -> MediaTime {
+        guard state.rate > 0, !state.ended else { return state.pausedTime }
+        if let last = state.lastClock {
+            let elapsed = max(.zero, host - last.host)
+            return last.media + (state.rate == 1 ? elapsed : elapsed.multiplied(by: state.rate))
+        }
+        return state.pausedTime
+    }
+
+    // MARK: Seeking
+
+    func seek(item: PlayerItem, to requested: MediaTime, exact: Bool, completion: (@Sendable (Bool) -> Void)?) -> Bool {
+        var target = max(.zero, requested)
+        let duration = item.duration
+        if duration.isNumeric, target > duration { target = duration }
+        var effects: [@Sendable () -> Void] = []
+        let handled: Bool = state.withLock { state in
+            guard !state.invalidated, let index = state.items.firstIndex(where: { $0 === item }) else { return false }
+            guard let pipeline = item.pipeline else { return false }
+            let serial = pipeline.seek(to: target, exact: exact)
+            if index != 0 {
+                item.state.withLock { $0.startTime = target }
+                if let completion { effects.append { completion(true) } }
+                return true
+            }
+            for seek in state.seeks { if let completion = seek.completion { effects.append { completion(false) } } }
+            state.seeks = [SeekRequest(item: item, serial: serial, target: target, completion: completion)]
+            state.needsFirstFrame = true
+            state.jumpPending = true
+            state.anchor = nil
+            state.lastClock = nil
+            state.pausedTime = target
+            state.handedEnd = nil
+            state.ended = false
+            state.stalled = false
+            state.audioGeneration += 1
+            return true
+        }
+        if handled { audioSink?.flush() }
+        feederWake.withLock { feederWake.broadcast() }
+        effects.forEach { $0() }
+        return handled
+    }
+
+    func cancelPendingSeeks(item: PlayerItem) {
+        let cancelled: [SeekRequest] = state.withLock { state in
+            let mine = state.seeks.filter { $0.item === item }
+            state.seeks.removeAll { $0.item === item }
+            return mine
+        }
+        for seek in cancelled {
+            seek.completion?(false)
+            events.emit(.seekCompleted(item, seek.target, finished: false))
+        }
+    }
+
+    // MARK: Observers
+
+    func addObserver(_ kind: TimeObserver.Kind, queue: DispatchQueue?, block: @escaping @Sendable (MediaTime) -> Void) -> TimeObserverToken {
+        state.withLock { state in
+            state.nextObserverID += 1
+            let token = TimeObserverToken(id: state.nextObserverID)
+            let observer = TimeObserver(token: token, kind: kind, queue: queue ?? DispatchQueue(label: "vitrine.observer.\(token.id)"), block: block)
+            state.observers.append(observer)
+            if let interval = observer.interval {
+                state.periodicIndex[token.id] = state.pausedTime.intervalIndex(interval)
+            }
+            return token
+        }
+    }
+
+    func removeObserver(_ token: TimeObserverToken) {
+        state.withLock { state in
+            for observer in state.observers where observer.token == token { observer.remove() }
+            state.observers.removeAll { $0.token == token }
+            state.periodicIndex[token.id] = nil
+        }
+    }
+
+    private func firePeriodic(_ state: inout State, time: MediaTime, effects: inout [@Sendable () -> Void]) {
+        for observer in state.observers {
+            guard let interval = observer.interval else { continue }
+            state.periodicIndex[observer.token.id] = time.intervalIndex(interval)
+            effects.append { observer.invoke(time) }
+        }
+    }
+
+    // MARK: VideoFrameSource
+
+    func content(for tick: RefreshTick) -> VideoSinkContent? {
+        var effects: [@Sendable () -> Void] = []
+        let reading = audioSink?.currentReading()
+        let content = state.withLock { state in pick(&state, tick: tick, reading: reading, effects: &effects, depth: 0) }
+        effects.forEach { $0() }
+        return content
+    }
+
+    private func pick(
+        _ state: inout State, tick: RefreshTick, reading: AudioClockReading?, effects: inout [@Sendable () -> Void], depth: Int
+    ) -> VideoSinkContent? {
+        guard !state.invalidated, let item = state.items.first, depth < 8 else { return nil }
+        let handler = state.presentationHandler
+        let itemIndex = state.itemIndex
+        if item.status == .failed {
+            let error = item.error ?? MediaError.playback(item.url, "cannot play", .other)
+            let events = self.events
+            effects.append { events.emit(.failedToPlayToEndTime(item, error)) }
+            state.items.removeFirst()
+            release([item])
+            makeCurrent(&state, effects: &effects)
+            prepareUpcoming(&state)
+            return pick(&state, tick: tick, reading: reading, effects: &effects, depth: depth + 1)
+        }
+        guard item.status == .readyToPlay, let pipeline = item.pipeline else { return nil }
+        if state.ended { return nil }
+
+        // The master clock at this refresh.
+        let audioRunning = state.rate == 1 && pipeline.audioEnabled && state.audioStartedGeneration == state.audioGeneration
+        var audioClock: MediaTime?
+        if audioRunning, let reading {
+            let extrapolated = reading.mediaTime + max(.zero, tick.hostTime - reading.hostTime)
+            let drained = pipeline.audioFinished && extrapolated >= state.lastAudioEnd
+            if !drained { audioClock = extrapolated }
+        }
+        var time: MediaTime
+        if state.rate > 0 {
+            if let audioClock {
+                time = audioClock
+                state.anchor = (tick.hostTime, audioClock)
+            } else {
+                if state.anchor == nil {
+                    var start = state.pausedTime
+                    if state.needsFirstFrame, let first = pipeline.withVideoFrames({ $0.first }) {
+                        start = first.presentationTime
+                    }
+                    state.anchor = (tick.hostTime, start)
+                }
+                let anchor = state.anchor!
+                let elapsed = max(.zero, tick.hostTime - anchor.host)
+                time = anchor.media + (state.rate == 1 ? elapsed : elapsed.multiplied(by: state.rate))
+            }
+            state.lastClock = (tick.hostTime, time)
+            state.pausedTime = time
+        } else {
+            time = state.pausedTime
+        }
+
+        // The latest frame whose time has come; earlier ones are dropped, never shown out of order.
+        let needsFirst = state.needsFirstFrame
+        var dropped = 0
+        let chosen: DecodedVideoFrame? = pipeline.withVideoFrames { queue in
+            var chosen: DecodedVideoFrame?
+            if needsFirst { chosen = queue.popFirst() }
+            while let next = queue.first, next.presentationTime <= time, state.rate > 0 || chosen == nil {
+                if chosen != nil { dropped += 1 }
+                chosen = queue.popFirst()
+            }
+            return chosen
+        }
+        state.droppedFrames += dropped
+        if let chosen {
+            state.needsFirstFrame = false
+            state.stalled = false
+            state.handedEnd = chosen.end
+            if state.rate > 0 && needsFirst && audioClock == nil { state.anchor = (tick.hostTime, chosen.presentationTime) }
+            let id = state.nextFrameID
+            state.nextFrameID += 1
+            state.pending[id] = Pending(
+                item: item, itemIndex: itemIndex, presentationTime: chosen.presentationTime, serial: chosen.serial,
+                isJump: state.jumpPending, clock: needsFirst && audioClock == nil ? chosen.presentationTime : time,
+                audioClock: audioClock)
+            state.jumpPending = false
+            let subtitle = pipeline.subtitle(at: chosen.presentationTime)
+            state.handedSubtitle = subtitle?.start
+            return VideoSinkContent(frameID: id, frame: chosen.frame, subtitle: subtitle?.content)
+        }
+        // The picture stays; the subtitle may still change between frames.
+        let subtitle = pipeline.subtitle(at: time)
+        if subtitle?.start != state.handedSubtitle, state.handedEnd != nil {
+            state.handedSubtitle = subtitle?.start
+            let id = state.nextFrameID
+            state.nextFrameID += 1
+            state.pending[id] = Pending(
+                item: item, itemIndex: itemIndex, presentationTime: time, serial: pipeline.serial, isJump: false,
+                clock: time, audioClock: audioClock, isFrame: false)
+            return VideoSinkContent(frameID: id, frame: nil, subtitle: subtitle?.content)
+        }
+
+        guard state.rate > 0 else { return nil }
+        // Nothing new: has the item ended, or stalled?
+        let videoDone = pipeline.videoFinished
+        let hasVideo = item.hasVideo
+        let shownEnd = state.handedEnd ?? .zero
+        let ended: Bool
+        if hasVideo {
+            ended = videoDone && (state.handedEnd == nil || time >= shownEnd)
+        } else {
+            ended = pipeline.audioFinished && (audioClock == nil || time >= state.lastAudioEnd)
+                && state.audioStartedGeneration == state.audioGeneration
+        }
+        if ended {
+            endItem(&state, item: item, pipeline: pipeline, time: time, tick: tick, effects: &effects)
+            if state.ended { return nil }
+            return pick(&state, tick: tick, reading: reading, effects: &effects, depth: depth + 1)
+        }
+        if hasVideo && !videoDone && time >= shownEnd && state.handedEnd != nil && !state.stalled && audioClock == nil {
+            // Out of frames: freeze the video clock until the next frame arrives.
+            state.stalled = true
+            state.needsFirstFrame = true
+            state.anchor = nil
+            state.pausedTime = shownEnd
+            let events = self.events
+            effects.append { events.emit(.playbackStalled(item)) }
+            if let handler {
+                let at = tick.hostTime
+                effects.append {
+                    handler(.event(PresentationEvent(kind: .stalled, itemIndex: itemIndex, source: item.url, time: shownEnd, at: at, reason: nil)))
+                }
+            }
+        }
+        return nil
+    }
+
+    private func endItem(
+        _ state: inout State, item: PlayerItem, pipeline: ItemPipeline, time: MediaTime, tick: RefreshTick,
+        effects: inout [@Sendable () -> Void]
+    ) {
+        let events = self.events
+        let itemIndex = state.itemIndex
+        let endTime = state.handedEnd ?? time
+        if let failure = pipeline.readFailure {
+            let error = failure
+            effects.append { events.emit(.failedToPlayToEndTime(item, error)) }
+        } else {
+            effects.append { events.emit(.didPlayToEndTime(item)) }
+        }
+        // Marks past the last frame (at the end) fire when the item ends.
+        let last = state.lastPresented ?? .negativeInfinity
+        for observer in state.observers {
+            for mark in observer.boundaries where mark > last && mark <= endTime {
+                effects.append { observer.invoke(mark) }
+                if let handler = state.presentationHandler {
+                    let at = tick.hostTime
+                    effects.append {
+                        handler(.event(PresentationEvent(kind: .boundaryCrossed, itemIndex: itemIndex, source: item.url, time: mark, at: at, reason: nil)))
+                    }
+                }
+            }
+        }
+        if let handler = state.presentationHandler {
+            let at = tick.hostTime
+            effects.append {
+                handler(.event(PresentationEvent(kind: .itemEnded, itemIndex: itemIndex, source: item.url, time: endTime, at: at, reason: nil)))
+            }
+        }
+        switch state.actionAtItemEnd {
+        case .advance:
+            state.items.removeFirst()
+            release([item])
+            makeCurrent(&state, effects: &effects)
+            prepareUpcoming(&state)
+            if state.items.isEmpty {
+                state.ended = true
+            }
+        case .pause:
+            state.ended = true
+            state.pausedTime = endTime
+            if state.rate != 0 {
+                state.rate = 0
+                firePeriodic(&state, time: endTime, effects: &effects)
+                effects.append { events.emit(.rateChanged(0)) }
+                let sink = audioSink
+                effects.append { sink?.setPaused(true) }
+            }
+        case .none:
+            state.ended = true
+            state.pausedTime = endTime
+        }
+    }
+
+    func didPresent(frameID: UInt64, at tick: RefreshTick) {
+        var effects: [@Sendable () -> Void] = []
+        var records: [PresentationRecord] = []
+        let handler: (@Sendable (PresentationRecord) -> Void)? = state.withLock { state in
+            guard let presented = state.pending.removeValue(forKey: frameID) else { return nil }
+            guard presented.isFrame else { return nil }
+            // Content handed out but never presented was replaced: it counts as dropped.
+            let skipped = state.pending.filter { $0.key < frameID }
+            for key in skipped.keys { state.pending[key] = nil }
+            state.droppedFrames += skipped.values.filter(\.isFrame).count
+            records.append(.frame(PresentedFrame(
+                itemIndex: presented.itemIndex, source: presented.item.url, presentationTime: presented.presentationTime,
+                presentedAt: tick.hostTime, refresh: tick.sequence, clock: presented.clock, audioClock: presented.audioClock,
+                droppedFrames: state.droppedFrames)))
+            guard state.items.first === presented.item, presented.itemIndex == state.itemIndex,
+                  presented.serial == presented.item.pipeline?.serial
+            else { return state.presentationHandler }
+            let time = presented.presentationTime
+            let item = presented.item
+            // Seeks complete on their first presented frame.
+            if let seek = state.seeks.first, seek.item === item, seek.serial <= presented.serial {
+                let finished = state.seeks
+                state.seeks.removeAll()
+                let events = self.events
+                for request in finished {
+                    if let completion = request.completion { effects.append { completion(true) } }
+                    let target = request.target
+                    effects.append { events.emit(.seekCompleted(item, target, finished: true)) }
+                    records.append(.event(PresentationEvent(
+                        kind: .seekDone, itemIndex: presented.itemIndex, source: item.url, time: time, at: tick.hostTime, reason: nil)))
+                }
+            }
+            if state.lastPresented == nil && !presented.isJump {
+                records.append(.event(PresentationEvent(
+                    kind: .itemReady, itemIndex: presented.itemIndex, source: item.url, time: time, at: tick.hostTime, reason: nil)))
+            }
+            if presented.isJump {
+                firePeriodic(&state, time: time, effects: &effects)
+            } else {
+                // Boundaries: the first presented frame at or past each mark, in normal playback.
+                let last = state.lastPresented ?? .negativeInfinity
+                for observer in state.observers {
+                    for mark in observer.boundaries where mark > last && mark <= time {
+                        effects.append { observer.invoke(mark) }
+                        records.append(.event(PresentationEvent(
+                            kind: .boundaryCrossed, itemIndex: presented.itemIndex, source: item.url, time: mark, at: tick.hostTime, reason: nil)))
+                    }
+                }
+                if state.rate > 0 {
+                    for observer in state.observers {
+                        guard let interval = observer.interval else { continue }
+                        let index = time.intervalIndex(interval)
+                        if index > state.periodicIndex[observer.token.id] ?? .min {
+                            state.periodicIndex[observer.token.id] = index
+                            effects.append { observer.invoke(time) }
+                        }
+                    }
+                }
+            }
+            state.lastPresented = time
+            return state.presentationHandler
+        }
+        if let handler { records.forEach(handler) }
+        effects.forEach { $0() }
+    }
+
+    func didSkipRefresh(_ tick: RefreshTick) {}
+
+    // MARK: PacedFrameSource
+
+    func isWaitingForData() -> Bool {
+        state.withLock { state in
+            guard !state.invalidated, !state.ended, let item = state.items.first else { return false }
+            switch item.status {
+            case .failed: return false
+            case .unknown: return true
+            case .readyToPlay: break
+            }
+            guard let pipeline = item.pipeline else { return false }
+            if state.rate == 0 { return state.needsFirstFrame && pipeline.withVideoFrames({ $0.isEmpty }) && !pipeline.videoFinished }
+            if item.hasVideo && !pipeline.videoDecodeFinished {
+                let (count, newest) = pipeline.withVideoFrames { ($0.count, $0.last?.presentationTime) }
+                if count == 0 { return true }
+                // A later frame may be due at the coming refresh: wait for the queue to fill so
+                // the pick (the latest frame whose time has come) does not depend on decode speed.
+                if count < ItemPipeline.videoFrameCapacity, let anchor = state.anchor, let newest {
+                    let elapsed = max(.zero, clock.now() - anchor.host)
+                    let due = anchor.media + (state.rate == 1 ? elapsed : elapsed.multiplied(by: state.rate))
+                    if newest <= due { return true }
+                }
+            }
+            if state.rate == 1 && pipeline.audioEnabled && !pipeline.audioFinished {
+                if state.audioStartedGeneration != state.audioGeneration { return true }
+                if let level = audioSink as? any AudioSinkBufferLevel, level.queuedDuration < MediaTime(value: 1, timescale: 10) {
+                    return true
+                }
+            }
+            if item.hasVideo && pipeline.videoFinished, let next = state.items.dropFirst().first(where: { $0.status != .failed }) {
+                if next.status == .unknown { return true }
+                if let nextPipeline = next.pipeline, next.hasVideo, nextPipeline.withVideoFrames({ $0.isEmpty }), !nextPipeline.videoDecodeFinished {
+                    return true
+                }
+            }
+            return false
+        }
+    }
+
+    // MARK: Audio feeder
+
+    /// Moves decoded audio of the current item into the audio sink, in order, on its own thread.
+    /// Off rate 1 the audio is not played (muted; video keeps the rate by the display clock).
+    private func feedAudio() {
+        guard let sink = audioSink else { return }
+        var fedGeneration = -1
+        while true {
+            let snapshot: (pipeline: ItemPipeline?, generation: Int, rate: Double)? = state.withLock { state in
+                guard !state.invalidated else { return nil }
+                return (state.items.first?.pipeline, state.audioGeneration, state.ended ? 0 : state.rate)
+            }
+            guard let snapshot else { return }
+            if snapshot.generation != fedGeneration {
+                sink.flush()
+                fedGeneration = snapshot.generation
+            }
+            guard let pipeline = snapshot.pipeline, snapshot.rate > 0, pipeline.audioEnabled else {
+                feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) }
+                continue
+            }
+            guard let next = pipeline.takeAudio(timeoutNanoseconds: 20_000_000) else { continue }
+            guard next.serial == pipeline.serial else { continue }
+            if snapshot.rate != 1 {
+                // Muted off 1.0: drop what the video clock has passed, without outrunning it.
+                let now = currentTime()
+                if next.buffer.presentationTime > now + MediaTime(value: 1, timescale: 2) {
+                    feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) }
+                }
+                continue
+            }
+            let stillCurrent = state.withLock { $0.audioGeneration == fedGeneration && !$0.invalidated }
+            guard stillCurrent else { continue }
+            if sink.enqueue(next.buffer) {
+                let end = next.buffer.presentationTime + next.buffer.duration
+                state.withLock { state in
+                    if state.audioGeneration == fedGeneration {
+                        state.audioStartedGeneration = fedGeneration
+                        state.lastAudioEnd = end
+                    }
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,95 @@
+public import MediaAsset
+public import MediaTime
+
+/// What happens to a player and its items, observable as an `AsyncSequence` (``Player/events``).
+public enum PlayerEvent: Sendable {
+    /// An item became ready or failed.
+    case itemStatusChanged(PlayerItem, PlayerItem.Status)
+    /// The player's own status changed.
+    case playerStatusChanged(Player.Status)
+    /// The current item changed (advance, replace, removal), `nil` when the queue ran empty.
+    case currentItemChanged(PlayerItem?)
+    /// The rate changed: 0 is paused.
+    case rateChanged(Double)
+    /// The item's last frame was presented and its time ran out.
+    case didPlayToEndTime(PlayerItem)
+    /// The item stopped before its end: it failed to load while current, or reading failed.
+    case failedToPlayToEndTime(PlayerItem, MediaError)
+    /// Playback ran out of decoded frames and is waiting (network or slow decode).
+    case playbackStalled(PlayerItem)
+    /// A seek finished (`true`) or was superseded (`false`).
+    case seekCompleted(PlayerItem, MediaTime, finished: Bool)
+}
+
+/// One line of the presentation log: a presented frame or an event. See docs/presentation-log.md.
+public enum PresentationRecord: Sendable {
+    /// A frame became visible.
+    case frame(PresentedFrame)
+    /// Something happened to an item.
+    case event(PresentationEvent)
+}
+
+/// A frame that became visible, with the clock facts to check timing and A/V sync.
+public struct PresentedFrame: Sendable, Hashable {
+    /// Counts items that became current, from 0.
+    public var itemIndex: Int
+    /// The item's URL or path.
+    public var source: String
+    /// The frame's presentation time in the item's timeline.
+    public var presentationTime: MediaTime
+    /// When it became visible (host time, ``MonotonicClock`` timeline).
+    public var presentedAt: MediaTime
+    /// The refresh counter of the sink.
+    public var refresh: UInt64
+    /// The master clock's media time at that refresh.
+    public var clock: MediaTime
+    /// The audio clock's media time at that refresh, when audio is the master clock.
+    public var audioClock: MediaTime?
+    /// Frames decoded but never presented, in total since the player started.
+    public var droppedFrames: Int
+
+    public init(
+        itemIndex: Int, source: String, presentationTime: MediaTime, presentedAt: MediaTime, refresh: UInt64,
+        clock: MediaTime, audioClock: MediaTime?, droppedFrames: Int
+    ) {
+        self.itemIndex = itemIndex
+        self.source = source
+        self.presentationTime = presentationTime
+        self.presentedAt = presentedAt
+        self.refresh = refresh
+        self.clock = clock
+        self.audioClock = audioClock
+        self.droppedFrames = droppedFrames
+    }
+}
+
+/// An event of the presentation log.
+public struct PresentationEvent: Sendable, Hashable {
+    public enum Kind: String, Sendable, Hashable {
+        case itemReady = "item_ready"
+        case itemFailed = "item_failed"
+        case boundaryCrossed = "boundary_crossed"
+        case itemEnded = "item_ended"
+        case seekDone = "seek_done"
+        case stalled
+    }
+
+    public var kind: Kind
+    public var itemIndex: Int
+    public var source: String
+    /// The media time concerned (the mark, the seek target, the end).
+    public var time: MediaTime?
+    /// Host time of the event.
+    public var at: MediaTime
+    /// The failure's reason for `item_failed`.
+    public var reason: String?
+
+    public init(kind: Kind, itemIndex: Int, source: String, time: MediaTime?, at: MediaTime, reason: String?) {
+        self.kind = kind
+        self.itemIndex = itemIndex
+        self.source = source
+        self.time = time
+        self.at = at
+        self.reason = reason
+    }
+}

@@ -1,0 +1,315 @@
+public import MediaAsset
+public import FoundationEssentials
+public import MediaTime
+import Synchronization
+
+/// One track of an item, which can be switched off (disable the audio track to play muted).
+public struct PlayerItemTrack: Sendable, Hashable, Identifiable {
+    public enum MediaType: String, Sendable, Hashable {
+        case video, audio, subtitle, other
+    }
+
+    /// The stream index in the container.
+    public let id: Int
+    public let mediaType: MediaType
+    /// FFmpeg's codec name (`h264`, `aac`...).
+    public let codecName: String
+    /// ISO 639 language code from the container, if any.
+    public let languageCode: String?
+    /// Whether the engine decodes this track when it is enabled (the best video and audio stream).
+    public let isPlayable: Bool
+    /// Whether the track is played. Change it with ``PlayerItem/setTrack(_:enabled:)``.
+    public var isEnabled: Bool
+}
+
+/// A piece of media to play, with its timing and status: the engine's `AVPlayerItem`.
+///
+/// The item opens its input when a player starts to prepare it (as the current item, or as the
+/// next one of a ``QueuePlayer`` so it is ready before the current one ends). All properties are
+/// safe to read from any thread; changes are announced on ``statusUpdates``.
+public final class PlayerItem: Sendable, CustomStringConvertible {
+    /// Whether the item can be played.
+    public enum Status: String, Sendable, Hashable {
+        /// Not loaded yet.
+        case unknown
+        /// The first video frame is decoded and audio is primed.
+        case readyToPlay
+        /// The item cannot be played; ``PlayerItem/error`` says why.
+        case failed
+    }
+
+    /// What FFmpeg opens: a path for local files, the URL text otherwise.
+    public let url: String
+    /// The asset the item was made from, if any.
+    public let asset: Asset?
+
+    struct State {
+        var status: Status = .unknown
+        var error: MediaError?
+        var duration: MediaTime = .indefinite
+        var presentationSize: (width: Int, height: Int) = (0, 0)
+        var tracks: [PlayerItemTrack] = []
+        var loadedUntil: MediaTime = .zero
+        var isSeekable = false
+        var hasVideo = false
+        var hasAudio = false
+        var audioEnabled = true
+        var pipeline: ItemPipeline?
+        /// Where playback starts when the item becomes current (seeks before it is played).
+        var startTime: MediaTime = .zero
+        var selectedAudio: MediaSelectionOption?
+        var selectedLegible: MediaSelectionOption?
+        var legibleChosen = false
+        weak var core: PlayerCore?
+    }
+
+    let state = Mutex(State())
+    private let statusHub = EventHub<Status>()
+
+    /// An item for a local path or a URL FFmpeg can open (`file:`, `http:`, `rtsp:`...).
+    public init(url: String) {
+        self.url = url
+        self.asset = nil
+    }
+
+    /// An item for a URL (`file:` URLs play the file).
+    public convenience init(url: URL) {
+        self.init(asset: Asset(url: url))
+    }
+
+    /// An item for an asset. `automaticallyLoadedAssetKeys` is accepted for AVFoundation
+    /// compatibility and not used: the item reads its timing and tracks itself when prepared.
+    public init(asset: Asset, automaticallyLoadedAssetKeys: [String] = []) {
+        self.url = asset.source
+        self.asset = asset
+    }
+
+    /// A fresh item for the same media (used by looping: an item plays once).
+    public func copy() -> PlayerItem {
+        let item = asset.map { PlayerItem(asset: $0) } ?? PlayerItem(url: url)
+        item.state.withLock { $0.audioEnabled = state.withLock { $0.audioEnabled } }
+        return item
+    }
+
+    public var description: String { "PlayerItem(\(url))" }
+
+    public var status: Status { state.withLock { $0.status } }
+    /// Why the item failed, naming the file and the cause.
+    public var error: MediaError? { state.withLock { $0.error } }
+    /// The duration; indefinite until known (and for live streams).
+    public var duration: MediaTime { state.withLock { $0.duration } }
+    /// The video's size in pixels (before rotation), zero until known.
+    public var presentationSize: (width: Int, height: Int) { state.withLock { $0.presentationSize } }
+    /// The tracks, known once the item is loaded.
+    public var tracks: [PlayerItemTrack] { state.withLock { $0.tracks } }
+    /// What has been read from the input so far: it grows while a network source buffers.
+    public var loadedTimeRanges: [TimeRange] {
+        state.withLock { $0.status == .unknown && $0.loadedUntil == .zero ? [] : [TimeRange(start: .zero, end: $0.loadedUntil)] }
+    }
+    /// Where a seek may go: the whole item when the input is seekable, else what is loaded.
+    public var seekableTimeRanges: [TimeRange] {
+        state.withLock {
+            guard $0.status == .readyToPlay else { return [] }
+            if $0.isSeekable, $0.duration.isNumeric { return [TimeRange(start: .zero, duration: $0.duration)] }
+            return [TimeRange(start: .zero, end: $0.loadedUntil)]
+        }
+    }
+    /// Reverse playback is not supported: rates below 0 are rejected.
+    public var canPlayReverse: Bool { false }
+    /// Rates above 1 (up to 2) are played by dropping video frames, with audio muted.
+    public var canPlayFastForward: Bool { state.withLock { $0.status == .readyToPlay && $0.hasVideo } }
+    public var canPlaySlowForward: Bool { state.withLock { $0.status == .readyToPlay && $0.hasVideo } }
+
+    /// Each change of ``status``, from any thread or task.
+    public var statusUpdates: AsyncStream<Status> { statusHub.stream() }
+
+    /// The item's current time: the player's when it is the current item, else its start time.
+    public func currentTime() -> MediaTime {
+        let (core, start) = state.withLock { ($0.core, $0.startTime) }
+        if let core, core.isCurrent(self) { return core.currentTime() }
+        return start
+    }
+
+    /// Enables or disables a track. Disabling the audio track plays the item muted (its audio is
+    /// not even decoded) and the display clock paces video.
+    public func setTrack(_ trackID: Int, enabled: Bool) {
+        let (pipeline, isAudio): (ItemPipeline?, Bool) = state.withLock { state in
+            guard let index = state.tracks.firstIndex(where: { $0.id == trackID }) else {
+                return (nil, false)
+            }
+            state.tracks[index].isEnabled = enabled
+            let audio = state.tracks[index].mediaType == .audio && state.tracks[index].isPlayable
+            if audio { state.audioEnabled = enabled }
+            return (state.pipeline, audio)
+        }
+        if isAudio { pipeline?.setAudioEnabled(enabled) }
+    }
+
+    /// Disables (or re-enables) audio before the tracks are known: `PlayerItem(url:)` then
+    /// `isAudioEnabled = false` plays muted from the first frame.
+    public var isAudioEnabled: Bool {
+        get { state.withLock { $0.audioEnabled } }
+        set {
+            let pipeline = state.withLock { state -> ItemPipeline? in
+                state.audioEnabled = newValue
+                for index in state.tracks.indices where state.tracks[index].mediaType == .audio && state.tracks[index].isPlayable {
+                    state.tracks[index].isEnabled = newValue
+                }
+                return state.pipeline
+            }
+            pipeline?.setAudioEnabled(newValue)
+        }
+    }
+
+    // MARK: Media selection
+
+    /// Selects an audio language (`.audible` group) or a subtitle track (`.legible` group; `nil`
+    /// turns subtitles off). Subtitles reach the video sink as ``SubtitleContent`` with the
+    /// frames. Switching audio while playing re-syncs at the current time (a short exact seek).
+    /// Get the groups from the asset: `try await Asset(...).load(.mediaSelectionGroups)`.
+    public func select(_ option: MediaSelectionOption?, in group: MediaSelectionGroup) {
+        switch group.characteristic {
+        case .audible:
+            guard let option, option.mediaType == .audio else { return }
+            let (pipeline, core) = state.withLock { state -> (ItemPipeline?, PlayerCore?) in
+                state.selectedAudio = option
+                return (state.pipeline, state.core)
+            }
+            guard let pipeline else { return }
+            pipeline.selectAudioStream(option.trackID)
+            let now = currentTime()
+            if let core, core.seek(item: self, to: now, exact: true, completion: nil) { return }
+            pipeline.seek(to: now, exact: true)
+        case .legible:
+            let pipeline = state.withLock { state -> ItemPipeline? in
+                state.selectedLegible = option
+                state.legibleChosen = true
+                return state.pipeline
+            }
+            pipeline?.selectSubtitleStream(option?.trackID)
+        }
+    }
+
+    /// The selected option of a group: the chosen one, else the group's default (audio) or none
+    /// (subtitles).
+    public func selectedMediaOption(in group: MediaSelectionGroup) -> MediaSelectionOption? {
+        state.withLock { state in
+            switch group.characteristic {
+            case .audible: return state.selectedAudio ?? group.defaultOption
+            case .legible: return state.legibleChosen ? state.selectedLegible : nil
+            }
+        }
+    }
+
+    // MARK: Seeking
+
+    /// Seeks within the item. With both tolerances zero the exact frame is shown (decoded and
+    /// discarded up to the target); otherwise playback resumes at the keyframe at or before the
+    /// target. The handler gets `true` when the seek finished (first frame after it presented),
+    /// `false` when a later seek or ``cancelPendingSeeks()`` superseded it.
+    public func seek(
+        to time: MediaTime, toleranceBefore: MediaTime = .positiveInfinity, toleranceAfter: MediaTime = .positiveInfinity,
+        completionHandler: (@Sendable (Bool) -> Void)? = nil
+    ) {
+        let exact = toleranceBefore == .zero && toleranceAfter == .zero
+        let core = state.withLock { $0.core }
+        if let core, core.seek(item: self, to: time, exact: exact, completion: completionHandler) { return }
+        state.withLock { $0.startTime = time }
+        completionHandler?(true)
+    }
+
+    /// ``seek(to:toleranceBefore:toleranceAfter:completionHandler:)`` awaiting its completion.
+    @discardableResult
+    public func seek(to time: MediaTime, toleranceBefore: MediaTime = .positiveInfinity, toleranceAfter: MediaTime = .positiveInfinity) async -> Bool {
+        await withCheckedContinuation { continuation in
+            seek(to: time, toleranceBefore: toleranceBefore, toleranceAfter: toleranceAfter) { continuation.resume(returning: $0) }
+        }
+    }
+
+    /// Completes every pending seek of this item with `false`.
+    public func cancelPendingSeeks() {
+        state.withLock { $0.core }?.cancelPendingSeeks(item: self)
+    }
+
+    // MARK: Engine side
+
+    /// Opens the input and starts decoding (idempotent). Called by the player.
+    func prepare(core: PlayerCore, audioFormat: AudioFormat) -> ItemPipeline? {
+        let (pipeline, start, isNew): (ItemPipeline?, MediaTime, Bool) = state.withLock { state in
+            state.core = core
+            if state.status == .failed { return (nil, .zero, false) }
+            if let existing = state.pipeline { return (existing, .zero, false) }
+            let pipeline = ItemPipeline(source: url, audioFormat: audioFormat, audioEnabled: state.audioEnabled) { [weak self] event in
+                self?.handle(event)
+            }
+            pipeline.preselect(audioStream: state.selectedAudio?.trackID, subtitleStream: state.selectedLegible?.trackID)
+            state.pipeline = pipeline
+            return (pipeline, state.startTime, true)
+        }
+        if isNew, let pipeline {
+            if start != .zero { pipeline.seek(to: start, exact: true) }
+            pipeline.start()
+        }
+        return pipeline
+    }
+
+    var pipeline: ItemPipeline? { state.withLock { $0.pipeline } }
+
+    /// Stops decoding and releases the input (the item was removed or finished).
+    func release() {
+        let pipeline = state.withLock { state -> ItemPipeline? in
+            defer { state.pipeline = nil; state.core = nil }
+            return state.pipeline
+        }
+        pipeline?.stop()
+    }
+
+    /// Marks the item failed (open error, read error, or removed while loading).
+    func fail(_ error: MediaError) {
+        let changed = state.withLock { state -> Bool in
+            guard state.status != .failed else { return false }
+            state.status = .failed
+            state.error = error
+            return true
+        }
+        if changed {
+            statusHub.emit(.failed)
+            state.withLock { $0.core }?.itemStatusChanged(self)
+        }
+    }
+
+    private func handle(_ event: ItemPipeline.Event) {
+        switch event {
+        case .opened(let info):
+            state.withLock { state in
+                state.duration = info.duration
+                state.presentationSize = info.presentationSize
+                state.isSeekable = info.isSeekable
+                state.hasVideo = info.hasVideo
+                state.hasAudio = info.hasAudio
+                state.tracks = info.tracks.map {
+                    PlayerItemTrack(
+                        id: $0.streamIndex, mediaType: $0.mediaType, codecName: $0.codecName, languageCode: $0.languageCode,
+                        isPlayable: $0.isPlayable,
+                        isEnabled: $0.mediaType == .audio && $0.isPlayable ? state.audioEnabled : $0.isPlayable)
+                }
+            }
+        case .ready:
+            let changed = state.withLock { state -> Bool in
+                guard state.status == .unknown else { return false }
+                state.status = .readyToPlay
+                return true
+            }
+            if changed {
+                statusHub.emit(.readyToPlay)
+                state.withLock { $0.core }?.itemStatusChanged(self)
+            }
+        case .failed(let error):
+            fail(error)
+        case .loaded(let until):
+            state.withLock { if until.isNumeric, until > $0.loadedUntil { $0.loadedUntil = until } }
+        }
+    }
+
+    var hasVideo: Bool { state.withLock { $0.hasVideo } }
+}

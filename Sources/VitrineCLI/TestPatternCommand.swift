@@ -1,0 +1,108 @@
+import ArgumentParser
+import Display
+import Logging
+import MediaAsset
+import MediaTime
+import Playback
+import Synchronization
+
+/// `vitrine test-pattern`: shows a known picture on a display — quadrants red, green, blue and white with a
+/// text caption — for installers checking a screen and for the KMS proof in a VM.
+struct TestPatternCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "test-pattern",
+        abstract: "Show a test pattern (red, green, blue, white quadrants and a caption) on a display.")
+
+    @Option(help: "headless, kms or auto.")
+    var display: String = "auto"
+
+    @Option(help: "Mode WxH or WxH@Hz (default: the screen's preferred mode; headless 1920x1080@60).")
+    var mode: String?
+
+    @Option(help: "Output rotation: 0, 90, 180 or 270.")
+    var rotation: String = "0"
+
+    @Option(help: "fit, fill or stretch.")
+    var gravity: String = "stretch"
+
+    @Option(help: "Seconds to show the pattern.")
+    var seconds: Double = 5
+
+    @Option(help: "Write a screenshot of the presented pattern to this PNG file.")
+    var screenshot: String?
+
+    func run() throws {
+        var logger = Logger(label: "vitrine")
+        logger.logLevel = .info
+        let configuration: DisplayConfiguration
+        do {
+            configuration = try DisplayConfiguration(display: display, mode: mode, rotation: rotation, gravity: gravity)
+        } catch {
+            printError("vitrine test-pattern: \(error)")
+            throw ExitCode(2)
+        }
+        let screen: any Display
+        do { screen = try makeDisplay(configuration, logger: logger) } catch {
+            printError("vitrine test-pattern: \(error)")
+            throw ExitCode(1)
+        }
+        KMSDisplay.restoreOnTerminationSignals()
+        let source = PatternSource()
+        screen.setSource(source)
+        screen.layers.add(Overlay(.text("Vitrine test pattern", TextStyle(pixelSize: 32, background: .translucentBlack, alignment: .center)),
+                                  frame: .relative(x: 0.2, y: 0.42, width: 0.6, height: 0.16)))
+        let clock = MonotonicClock()
+        let end = clock.now() + MediaTime(seconds: seconds, preferredTimescale: 1000)
+        var announced = false
+        while clock.now() < end {
+            clock.sleep(until: clock.now() + MediaTime(value: 1, timescale: 20))
+            if !announced, let tick = source.presented {
+                print("vitrine: pattern presented on \(screen.name) at \(MediaTime.format(seconds: tick.hostTime.seconds, decimals: 6))")
+                announced = true
+                if let screenshot {
+                    do { try screen.screenshot().writePNG(to: screenshot) } catch {
+                        printError("vitrine test-pattern: screenshot: \(error)")
+                    }
+                }
+            }
+        }
+        screen.stop()
+        if !announced {
+            printError("vitrine test-pattern: the pattern was never presented")
+            throw ExitCode(1)
+        }
+    }
+}
+
+/// Offers the quadrant pattern once and remembers when it was presented.
+private final class PatternSource: VideoFrameSource {
+    private let state = Mutex<(offered: Bool, presented: RefreshTick?)>((false, nil))
+
+    var presented: RefreshTick? { state.withLock { $0.presented } }
+
+    func content(for tick: RefreshTick) -> VideoSinkContent? {
+        let first = state.withLock { state -> Bool in
+            defer { state.offered = true }
+            return !state.offered
+        }
+        return first ? VideoSinkContent(frameID: 1, frame: PatternSource.quadrants(width: 320, height: 180)) : nil
+    }
+
+    func didPresent(frameID: UInt64, at tick: RefreshTick) { state.withLock { $0.presented = tick } }
+    func didSkipRefresh(_ tick: RefreshTick) {}
+
+    static func quadrants(width: Int, height: Int) -> VideoFrame {
+        var pixels = [UInt8](repeating: 255, count: width * height * 4)
+        for y in 0..<height {
+            for x in 0..<width {
+                let i = (y * width + x) * 4
+                let left = x < width / 2, top = y < height / 2
+                let (r, g, b): (UInt8, UInt8, UInt8) = top ? (left ? (255, 0, 0) : (0, 255, 0)) : (left ? (0, 0, 255) : (255, 255, 255))
+                pixels[i] = r
+                pixels[i + 1] = g
+                pixels[i + 2] = b
+            }
+        }
+        return VideoFrame(planes: [pixels], bytesPerRow: [width * 4], width: width, height: height, pixelFormat: .rgba)
+    }
+}

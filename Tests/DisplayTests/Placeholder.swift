@@ -1,1 +1,0 @@
-// Tests for Display live in this folder, one file per behaviour.

@@ -1,1 +1,0 @@
-// Tests for MediaAsset live in this folder, one file per behaviour.

@@ -1,1 +1,0 @@
-// Tests for Playback live in this folder, one file per behaviour.
