@@ -89,15 +89,22 @@ public final class AssetImageGenerator: Sendable {
             if case .cancelled = termination { stopped.store(true, ordering: .releasing) }
         }
         queue.async { [self] in
+            // When the media cannot be opened or decoded, every time fails with that one error
+            // instead of opening the media again for each.
+            var openError: MediaError?
             for time in times {
                 let cancelled = stopped.load(ordering: .acquiring) || generation.load(ordering: .acquiring) != startGeneration
                 if cancelled {
                     continuation.yield(ImageGenerationResult(requestedTime: time, outcome: .cancelled))
                     continue
                 }
+                if let openError {
+                    continuation.yield(ImageGenerationResult(requestedTime: time, outcome: .failed(openError)))
+                    continue
+                }
                 let outcome: ImageGenerationResult.Outcome
                 do throws(MediaError) {
-                    let (image, actual) = try makeImage(at: time, settings: request)
+                    let (image, actual) = try makeImage(at: time, settings: request, openError: &openError)
                     outcome = .succeeded(image: image, actualTime: actual)
                 } catch where error.reason == .cancelled {
                     outcome = .cancelled
@@ -121,11 +128,17 @@ public final class AssetImageGenerator: Sendable {
     }
 
     /// Runs on `queue`.
-    private func makeImage(at time: MediaTime, settings: Settings) throws(MediaError) -> (RGBAImage, MediaTime) {
+    private func makeImage(at time: MediaTime, settings: Settings, openError: inout MediaError?) throws(MediaError) -> (RGBAImage, MediaTime) {
         var current = extractor.withLock { $0 }
         if current == nil || current!.interruption.isCancelled {
             let interruption = IOInterruption()
-            let made = try FrameExtractor(asset: asset, interruption: interruption)
+            let made: FrameExtractor
+            do throws(MediaError) {
+                made = try FrameExtractor(asset: asset, interruption: interruption)
+            } catch {
+                if error.reason != .cancelled { openError = error }
+                throw error
+            }
             extractor.withLock { $0 = made }
             current = made
         }
@@ -208,8 +221,25 @@ final class FrameExtractor: @unchecked Sendable {
         let lower = toleranceBefore.isPositiveInfinity ? MediaTime.negativeInfinity : time - toleranceBefore
         let upper = toleranceAfter.isPositiveInfinity ? MediaTime.positiveInfinity : time + toleranceAfter
 
-        try demuxer.seek(to: time + origin, streamIndex: streamIndex)
-        decoder.flush()
+        // Some demuxers (MPEG-TS) land after the asked-for time: seek further back until the
+        // first frame decoded is at or before the time, or the start of the media is reached.
+        var backoff = MediaTime.zero
+        while true {
+            let target = time - backoff
+            try demuxer.seek(to: (target > .zero ? target : .zero) + origin, streamIndex: streamIndex)
+            decoder.flush()
+            let result = try decodeFrame(at: time, exact: exact, lower: lower, upper: upper)
+            if result.1 <= time || target <= .zero || result.isFirstAfterTime == false {
+                return (result.0, result.1)
+            }
+            backoff = backoff == .zero ? MediaTime(value: 1, timescale: 1) : backoff + backoff
+        }
+    }
+
+    /// Decodes from the current position; `isFirstAfterTime` says the very first frame was already past `time`.
+    private func decodeFrame(at time: MediaTime, exact: Bool, lower: MediaTime, upper: MediaTime) throws(MediaError)
+        -> (Frame, MediaTime, isFirstAfterTime: Bool)
+    {
         let packet = Packet()
         var previous: (Frame, MediaTime)?
         var draining = false
@@ -220,17 +250,18 @@ final class FrameExtractor: @unchecked Sendable {
                 let frameTime = Demuxer.time(frame.bestEffortTimestamp, timeBase: timeBase) - origin
                 guard frameTime.isValid else { continue }
                 if frameTime <= time {
-                    if !exact && frameTime >= lower && frameTime <= upper { return (frame, frameTime) }
+                    if !exact && frameTime >= lower && frameTime <= upper { return (frame, frameTime, false) }
                     previous = (frame, frameTime)
                 } else {
-                    if exact { return previous ?? (frame, frameTime) }
-                    if let previous, previous.1 >= lower { return previous }
-                    if frameTime <= upper { return (frame, frameTime) }
+                    guard let previous else { return (frame, frameTime, true) }
+                    if exact { return (previous.0, previous.1, false) }
+                    if previous.1 >= lower { return (previous.0, previous.1, false) }
+                    if frameTime <= upper { return (frame, frameTime, false) }
                     // Nothing lies within the tolerances: the frame showing at the time is the best answer.
-                    return previous ?? (frame, frameTime)
+                    return (previous.0, previous.1, false)
                 }
             case .endOfStream:
-                if let previous { return previous }
+                if let previous { return (previous.0, previous.1, false) }
                 throw MediaError(source: source, operation: "cannot make an image at \(MediaTime.format(seconds: time.seconds, decimals: 3)) s",
                                  reason: .corruptData, detail: "(no frame could be decoded)")
             case .needsInput:

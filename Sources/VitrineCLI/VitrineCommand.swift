@@ -11,8 +11,11 @@ struct VitrineCommand: AsyncParsableCommand {
             // Each subcommand lives in its own file.
             ProbeCommand.self,
             ThumbnailsCommand.self,
+            PlayCommand.self,
+            BenchCommand.self,
             TestPatternCommand.self,
-            DisplayBenchGroup.self,
+            ValidateCommand.self,
+            ProgrammeCommand.self,
         ]
     )
 }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import MediaAsset
 import MediaTime
@@ -86,5 +87,36 @@ struct FFmpegWrapperTests {
     @Test("a missing image file throws instead of returning a picture")
     func missingImage() {
         #expect(throws: MediaError.self) { try RGBAImage(contentsOf: "/nonexistent/logo.png") }
+    }
+
+    @Test("a stream that ends while probing fails once, cleanly (found by the fuzz loop: a double close)")
+    func failsWhileProbing() throws {
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("mpeg2.ts"))).prefix(376)  // two TS packets
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-two-packets-\(getpid()).ts").path
+        try bytes.write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        #expect {
+            _ = try Demuxer(source: path)
+        } throws: { error in
+            guard let error = error as? MediaError else { return false }
+            return error.operation == "cannot read stream information" && error.reason == .corruptData
+        }
+    }
+
+    @Test("a JPEG decodes to RGBA too")
+    func decodesJPEG() throws {
+        // ffmpeg writes a blue 40x30 JPEG (yuvj420p, full range).
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-\(getpid()).jpg").path
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        ffmpeg.arguments = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "color=c=blue:size=40x30", "-frames:v", "1", path]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try #require(ffmpeg.terminationStatus == 0)
+        let image = try RGBAImage(contentsOf: path)
+        #expect(image.width == 40 && image.height == 30)
+        let pixel = image.pixel(x: 20, y: 15)
+        #expect(pixel.b > 200 && pixel.r < 40 && pixel.g < 40 && pixel.a == 255)
     }
 }

@@ -89,10 +89,8 @@ package final class Demuxer: @unchecked Sendable {
         if findStreamInfo {
             status = avformat_find_stream_info(opened, nil)
             if status < 0 {
-                let error = MediaError.ffmpeg(status, source: source, operation: "cannot read stream information", interrupt: interrupt)
-                var closing: UnsafeMutablePointer<AVFormatContext>? = opened
-                avformat_close_input(&closing)
-                throw error
+                // Every stored property is set: throwing runs deinit, which closes the input.
+                throw MediaError.ffmpeg(status, source: source, operation: "cannot read stream information", interrupt: interrupt)
             }
         }
         vitrine_io_arm(interrupt, 0)

@@ -10,6 +10,7 @@ import Glibc
 /// Refreshes run only when ``run(refreshes:)`` or ``run(until:maxRefreshes:)`` is called, so a
 /// test runs faster than real time. Before each refresh the sink waits (in real time) while the
 /// engine reports data on its way, so decode speed never changes what is presented.
+/// Drive it from one thread at a time.
 public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
     /// One presented frame.
     public struct Presentation: Sendable, Hashable {
@@ -29,6 +30,18 @@ public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
     private let source = Mutex<(any VideoFrameSource)?>(nil)
     private let records = Mutex<[Presentation]>([])
     private let lastFrame = Mutex<VideoFrame?>(nil)
+    private let subtitleLog = Mutex<[SubtitleChange]>([])
+
+    /// The subtitle on screen changed at a refresh (text, or `nil` when it went away).
+    public struct SubtitleChange: Sendable, Hashable {
+        public var refresh: UInt64
+        public var hostTime: MediaTime
+        /// The text shown, `"<bitmap>"` for a bitmap subtitle, nil for none.
+        public var text: String?
+    }
+
+    /// Every change of the subtitle shown.
+    public var subtitleChanges: [SubtitleChange] { subtitleLog.withLock { $0 } }
     private var sequence: UInt64 = 0
 
     public init(clock: ManualClock, refreshInterval: MediaTime = MediaTime(value: 1, timescale: 60), outputSize: (width: Int, height: Int) = (1920, 1080)) {
@@ -85,6 +98,15 @@ public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
                             refresh: tick.sequence, hostTime: tick.hostTime, presentationTime: frame.presentationTime,
                             width: frame.width, height: frame.height))
                     }
+                }
+                var text: String?
+                switch content.subtitle {
+                case .text(let value): text = value
+                case .bitmap: text = "<bitmap>"
+                case nil: text = nil
+                }
+                subtitleLog.withLock { log in
+                    if (log.last?.text) != text { log.append(SubtitleChange(refresh: tick.sequence, hostTime: tick.hostTime, text: text)) }
                 }
                 current.didPresent(frameID: content.frameID, at: tick)
             } else {

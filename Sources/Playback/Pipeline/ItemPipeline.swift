@@ -89,9 +89,22 @@ final class ItemPipeline: @unchecked Sendable {
     private var demuxThread: WorkerThread?
     private let interruption = IOInterruption()
     private var audioWanted: Bool
+    /// The audio stream played (the best one unless an audible option was selected).
+    private var selectedAudioStream = -1
+    /// The subtitle stream shown, if any.
+    private var selectedSubtitleStream: Int?
+    /// Every subtitle decoded so far, by start time (few and small: kept across seeks).
+    private var subtitles: [TimedSubtitle] = []
 
-    init(source: String, audioFormat: AudioFormat, audioEnabled: Bool, onEvent: @escaping @Sendable (Event) -> Void) {
+    /// Video decoding threads (0 = FFmpeg's choice, frame threading).
+    let videoThreadCount: Int
+
+    init(
+        source: String, audioFormat: AudioFormat, audioEnabled: Bool, videoThreadCount: Int = 0,
+        onEvent: @escaping @Sendable (Event) -> Void
+    ) {
         self.source = source
+        self.videoThreadCount = videoThreadCount
         self.audioFormat = audioFormat
         self.audioWanted = audioEnabled
         self.onEvent = onEvent
@@ -188,6 +201,30 @@ final class ItemPipeline: @unchecked Sendable {
         }
     }
 
+    /// Takes every decoded frame and buffer, waiting (up to the timeout) while there is none:
+    /// the consumer of ``DecodeBenchmark``. Returns the video frames and audio samples taken, and
+    /// whether decoding has finished.
+    func takeAllDecoded(timeoutNanoseconds: Int64) -> (videoFrames: Int, audioFrames: Int, finished: Bool) {
+        lock.withLock {
+            func finished() -> Bool {
+                guard let info else { return false }
+                let videoDone = !info.hasVideo || videoFinishedSerial == serial
+                let audioDone = !info.hasAudio || !audioWanted || audioFinishedSerial == serial
+                return videoDone && audioDone
+            }
+            if videoFrames.isEmpty && audioBuffers.isEmpty && !finished() && !stopping {
+                lock.wait(timeoutNanoseconds: timeoutNanoseconds)
+            }
+            let video = videoFrames.count
+            let audio = audioBuffers.reduce(0) { $0 + $1.buffer.frameCount }
+            videoFrames.removeAll(keepingCapacity: true)
+            audioBuffers.removeAll(keepingCapacity: true)
+            audioBufferedDuration = .zero
+            if video > 0 || audio > 0 { lock.broadcast() }
+            return (video, audio, finished() && videoFrames.isEmpty && audioBuffers.isEmpty)
+        }
+    }
+
     /// Looks at the next audio buffer without taking it.
     func peekAudio() -> DecodedAudioBuffer? { lock.withLock { audioBuffers.first } }
 
@@ -207,6 +244,35 @@ final class ItemPipeline: @unchecked Sendable {
     }
 
     var audioEnabled: Bool { lock.withLock { audioWanted && (info?.hasAudio ?? false) } }
+
+    /// Plays audio stream `index` instead (the caller seeks to flush what was queued).
+    func selectAudioStream(_ index: Int) {
+        lock.withLock {
+            selectedAudioStream = index
+            lock.broadcast()
+        }
+    }
+
+    /// Shows subtitle stream `index`, or none.
+    func selectSubtitleStream(_ index: Int?) {
+        lock.withLock {
+            if selectedSubtitleStream != index { subtitles.removeAll() }
+            selectedSubtitleStream = index
+        }
+    }
+
+    /// The subtitle shown at `time`, if any.
+    func subtitle(at time: MediaTime) -> TimedSubtitle? {
+        lock.withLock { subtitles.last { $0.start <= time && time < $0.end } }
+    }
+
+    /// Applies a selection made before the input was opened.
+    func preselect(audioStream: Int?, subtitleStream: Int?) {
+        lock.withLock {
+            if let audioStream { selectedAudioStream = audioStream }
+            selectedSubtitleStream = subtitleStream
+        }
+    }
 
     // MARK: Demux thread
 
@@ -228,7 +294,7 @@ final class ItemPipeline: @unchecked Sendable {
         var setupError: MediaError?
         if videoIndex >= 0 {
             // Frame threading on as many threads as FFmpeg chooses.
-            do { videoDecoder = try Decoder(stream: opened.stream(at: Int(videoIndex)), source: source, threadCount: 0) } catch { setupError = error }
+            do { videoDecoder = try Decoder(stream: opened.stream(at: Int(videoIndex)), source: source, threadCount: videoThreadCount) } catch { setupError = error }
         }
         if audioIndex >= 0 {
             do { audioDecoder = try Decoder(stream: opened.stream(at: Int(audioIndex)), source: source, threadCount: 1) } catch { setupError = setupError ?? error }
@@ -272,6 +338,9 @@ final class ItemPipeline: @unchecked Sendable {
         let proceed: Bool = lock.withLock {
             guard !stopping else { return false }
             input = opened
+            if selectedAudioStream < 0 || opened.stream(at: min(selectedAudioStream, opened.streamCount - 1)).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
+                selectedAudioStream = Int(audioIndex)
+            }
             info = pipelineInfo
             if let videoDecoder {
                 let stream = opened.stream(at: Int(videoIndex))
@@ -295,6 +364,7 @@ final class ItemPipeline: @unchecked Sendable {
 
         var loadedUntil = MediaTime.zero
         var lastReportedLoad = MediaTime.negativeInfinity
+        var subtitleDecoder: SubtitleDecoder?
         while true {
             var seekTarget: MediaTime?
             let readSerial: Int? = lock.withLock {
@@ -320,7 +390,9 @@ final class ItemPipeline: @unchecked Sendable {
                     if serial == readSerial { demuxFinishedSerial = readSerial }
                     lock.broadcast()
                 }
-                onEvent(.loaded(until: pipelineInfo.duration))
+                // Everything is read: loaded to the end (the container's duration when it is known).
+                let duration = pipelineInfo.duration
+                onEvent(.loaded(until: duration.isNumeric ? max(duration, loadedUntil) : loadedUntil))
             case .failure(let error):
                 lock.withLock {
                     if !stopping { readFailure = error }
@@ -337,12 +409,26 @@ final class ItemPipeline: @unchecked Sendable {
                     let end = MediaTime(ticks: packet.pts, timeBase: timeBase) + duration - startTime
                     if end > loadedUntil { loadedUntil = end }
                 }
+                let (wantedSubtitle, audioStream) = lock.withLock { (selectedSubtitleStream, selectedAudioStream) }
+                if let wantedSubtitle, Int(streamIndex) == wantedSubtitle {
+                    if subtitleDecoder?.streamIndex != wantedSubtitle {
+                        subtitleDecoder = SubtitleDecoder(stream: opened.stream(at: wantedSubtitle), index: wantedSubtitle, referenceSize: size)
+                    }
+                    if let decoded = subtitleDecoder?.decode(box.packet, startTime: startTime) {
+                        lock.withLock {
+                            guard selectedSubtitleStream == wantedSubtitle, !subtitles.contains(where: { $0.start == decoded.start }) else { return }
+                            subtitles.append(decoded)
+                            subtitles.sort { $0.start < $1.start }
+                        }
+                    }
+                    continue
+                }
                 lock.withLock {
                     guard serial == readSerial else { return }
                     if streamIndex == videoIndex {
                         videoPackets.append(box)
                         videoQueuedDuration = videoQueuedDuration + duration
-                    } else if streamIndex == audioIndex && audioWanted {
+                    } else if Int(streamIndex) == audioStream && audioWanted {
                         audioPackets.append(box)
                         audioQueuedDuration = audioQueuedDuration + duration
                     } else {
@@ -370,6 +456,14 @@ final class ItemPipeline: @unchecked Sendable {
     }
 
     // MARK: Decode threads
+
+    /// A stream timestamp in item time (the container's start time is item time 0), kept in the
+    /// stream's own timescale so it reads like ffprobe's.
+    private func itemTime(ticks: Int64, timeBase: AVRational, startTime: MediaTime) -> MediaTime {
+        let time = MediaTime(ticks: ticks, timeBase: timeBase)
+        guard startTime != .zero else { return time }
+        return (time - startTime).convertScale(time.timescale)
+    }
 
     private enum Work {
         case packet(QueuedPacket)
@@ -440,7 +534,7 @@ final class ItemPipeline: @unchecked Sendable {
                 switch received {
                 case .frame:
                     let raw = box.pointer.pointee.best_effort_timestamp
-                    var pts = raw == vitrine_av_nopts_value() ? nextPTS : MediaTime(ticks: raw, timeBase: decoder.timeBase) - startTime
+                    var pts = raw == vitrine_av_nopts_value() ? nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
                     if !pts.isNumeric { pts = .zero }
                     let frameDuration = box.pointer.pointee.pkt_duration > 0
                         ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration
@@ -483,7 +577,9 @@ final class ItemPipeline: @unchecked Sendable {
         return true
     }
 
-    private func audioDecodeLoop(_ decoder: Decoder, resampler: AudioResampler, startTime: MediaTime) {
+    private func audioDecodeLoop(_ initialDecoder: Decoder, resampler: AudioResampler, startTime: MediaTime) {
+        var decoder = initialDecoder
+        var decoderStream = -1
         var decoderSerial = -1
         var nextPTS = MediaTime.invalid
         while true {
@@ -492,6 +588,16 @@ final class ItemPipeline: @unchecked Sendable {
             switch work {
             case .stop: return
             case .packet(let packet):
+                if decoderStream < 0 { decoderStream = packet.packet.streamIndex }
+                if packet.packet.streamIndex != decoderStream {
+                    // Another audio stream was selected: a decoder for it.
+                    let stream = lock.withLock { input?.stream(at: packet.packet.streamIndex) }
+                    guard let stream, let replacement = try? Decoder(stream: stream, source: source, threadCount: 1) else { continue }
+                    decoder = replacement
+                    decoderStream = packet.packet.streamIndex
+                    decoderSerial = packet.serial
+                    nextPTS = .invalid
+                }
                 if packet.serial != decoderSerial {
                     decoder.flush()
                     decoderSerial = packet.serial
@@ -513,7 +619,7 @@ final class ItemPipeline: @unchecked Sendable {
                 switch received {
                 case .frame:
                     let raw = box.pointer.pointee.best_effort_timestamp
-                    var pts = raw == vitrine_av_nopts_value() ? nextPTS : MediaTime(ticks: raw, timeBase: decoder.timeBase) - startTime
+                    var pts = raw == vitrine_av_nopts_value() ? nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
                     if !pts.isNumeric { pts = .zero }
                     guard let buffer = resampler.convert(box, presentationTime: pts) else { continue }
                     nextPTS = pts + buffer.duration

@@ -39,6 +39,18 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var isJump: Bool
         var clock: MediaTime
         var audioClock: MediaTime?
+        /// False for content that only changes the subtitle.
+        var isFrame = true
+    }
+
+    /// One item's audio in the sink's continuous timeline: items follow each other without a
+    /// flush, so the sink's media time is item time plus `offset`.
+    struct AudioFeed {
+        var item: PlayerItem
+        var offset: MediaTime
+        /// The end of what was enqueued, in item time.
+        var end: MediaTime
+        var started: Bool
     }
 
     struct SeekRequest {
@@ -61,6 +73,8 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var needsFirstFrame = true
         var jumpPending = false
         var handedEnd: MediaTime?
+        /// The start of the subtitle last handed to the sink (nil: none shown).
+        var handedSubtitle: MediaTime?
         var lastPresented: MediaTime?
         var periodicIndex: [Int: Int64] = [:]
         var pending: [UInt64: Pending] = [:]
@@ -71,9 +85,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var stalled = false
         var observers: [TimeObserver] = []
         var nextObserverID = 0
+        /// Bumped whenever the audio stream must restart (seek, rate leaving or entering 1,
+        /// an item change that is not a natural advance): the feeder then flushes the sink.
         var audioGeneration = 0
-        var audioStartedGeneration = -1
-        var lastAudioEnd: MediaTime = .zero
+        /// The items whose audio went to the sink since the last flush, in order.
+        var audioFeeds: [AudioFeed] = []
         var invalidated = false
         var presentationHandler: (@Sendable (PresentationRecord) -> Void)?
     }
@@ -85,7 +101,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     let audioFormat: AudioFormat
     let events = EventHub<PlayerEvent>()
     private let teardown = DispatchGroup()
-    private let teardownQueue = DispatchQueue(label: "vitrine.player.teardown", attributes: .concurrent)
+    private let teardownQueue = DispatchQueue(label: "vitrine.player.teardown")
     private let defaultObserverQueue = DispatchQueue(label: "vitrine.player.observers")
     private var feeder: WorkerThread?
     private let feederWake = ConditionLock()
@@ -107,13 +123,15 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
 
     /// Stops every thread: the feeder, every item's pipeline. Waits for them.
     func invalidate() {
-        let items: [PlayerItem] = state.withLock { state in
-            guard !state.invalidated else { return [] }
+        let items: [PlayerItem]? = state.withLock { state in
+            guard !state.invalidated else { return nil }
             state.invalidated = true
             state.rate = 0
             defer { state.items.removeAll() }
             return state.items
         }
+        // Only the first call tears down (a later or concurrent one returns at once).
+        guard let items else { return }
         videoSink?.setSource(nil)
         audioSink?.flush()
         feederWake.withLock { feederWake.broadcast() }
@@ -192,9 +210,12 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     }
 
     /// Sets up the new `items.first` as current: a fresh timeline, audio restarted.
-    private func makeCurrent(_ state: inout State, effects: inout [@Sendable () -> Void]) {
+    private func makeCurrent(_ state: inout State, effects: inout [@Sendable () -> Void], gapless: Bool = false) {
         let current = state.items.first
+        let previousTime = state.handedEnd ?? state.pausedTime
         state.itemIndex += 1
+        // Time jumps to the new item's start: periodic observers fire on its first frame.
+        for key in state.periodicIndex.keys { state.periodicIndex[key] = .min }
         state.pausedTime = current?.state.withLock { $0.startTime } ?? .zero
         state.anchor = nil
         state.needsFirstFrame = true
@@ -203,8 +224,9 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         state.lastPresented = nil
         state.ended = false
         state.stalled = false
-        state.audioGeneration += 1
-        state.lastAudioEnd = .zero
+        // A natural advance keeps the audio stream running (the feeder may already be on the new
+        // item); anything else restarts it.
+        if !gapless { state.audioGeneration += 1 }
         for seek in state.seeks { if let completion = seek.completion { effects.append { completion(false) } } }
         state.seeks.removeAll()
         if let current {
@@ -217,6 +239,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         effects.append { events.emit(.currentItemChanged(current)) }
         if current == nil && state.rate != 0 {
             state.rate = 0
+            firePeriodic(&state, time: previousTime, effects: &effects)
             effects.append { events.emit(.rateChanged(0)) }
         }
         feederWake.broadcast()
@@ -243,6 +266,15 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     func itemStatusChanged(_ item: PlayerItem) {
         let status = item.status
         events.emit(.itemStatusChanged(item, status))
+        if status == .readyToPlay && !item.hasVideo {
+            // Audio-only items present no frame: their readiness is logged when it happens.
+            let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in
+                (state.items.firstIndex { $0 === item }.map { state.itemIndex + $0 }, state.presentationHandler)
+            }
+            if let index, let handler {
+                handler(.event(PresentationEvent(kind: .itemReady, itemIndex: index, source: item.url, time: nil, at: clock.now(), reason: nil)))
+            }
+        }
         guard status == .failed else { return }
         let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in
             guard let position = state.items.firstIndex(where: { $0 === item }) else { return (nil, nil) }
@@ -254,6 +286,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
                 kind: .itemFailed, itemIndex: index, source: item.url, time: nil, at: clock.now(),
                 reason: item.error?.description ?? "unknown error")))
         }
+    }
+
+    /// The audio feed of `item` in the current generation, if its audio reached the sink.
+    private func audioFeed(_ state: State, for item: PlayerItem) -> AudioFeed? {
+        state.audioFeeds.last { $0.item === item && $0.started }
     }
 
     // MARK: Rate and time
@@ -269,12 +306,9 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
             let time = clockTime(&state, at: now)
             state.pausedTime = time
             state.anchor = nil
-            if state.rate == 0 || rate == 0 { state.audioGeneration += (rate == 1 || state.rate == 1) ? 0 : 0 }
-            if state.rate != 1 && rate == 1 || state.rate == 1 && rate != 1 { state.audioGeneration += 1 }
+            // Audio plays only at rate 1: entering or leaving it restarts the audio stream.
+            if (state.rate == 1) != (rate == 1) { state.audioGeneration += 1 }
             state.rate = rate
-            if rate > 0 && state.ended && state.actionAtItemEnd == .pause {
-                // Playing again at the end restarts nothing: AVFoundation needs a seek first.
-            }
             firePeriodic(&state, time: time, effects: &effects)
             let events = self.events
             effects.append { events.emit(.rateChanged(rate)) }
@@ -316,13 +350,13 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     func currentTime() -> MediaTime {
         state.withLock { state in
             if let seek = state.seeks.last { return seek.target }
-            return clockTime(&state, at: clock.now(), extrapolateOnly: true)
+            return clockTime(&state, at: clock.now())
         }
     }
 
     /// The master clock's media time at host time `host`.
-    private func clockTime(_ state: inout State, at host: MediaTime, extrapolateOnly: Bool = false) -> MediaTime {
-        guard state.rate > 0, !state.ended else { return state.lastClock.map { _ in state.pausedTime } ?? state.pausedTime }
+    private func clockTime(_ state: inout State, at host: MediaTime) -> MediaTime {
+        guard state.rate > 0, !state.ended else { return state.pausedTime }
         if let last = state.lastClock {
             let elapsed = max(.zero, host - last.host)
             return last.media + (state.rate == 1 ? elapsed : elapsed.multiplied(by: state.rate))
@@ -438,11 +472,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         if state.ended { return nil }
 
         // The master clock at this refresh.
-        let audioRunning = state.rate == 1 && pipeline.audioEnabled && state.audioStartedGeneration == state.audioGeneration
+        let feed = state.rate == 1 && pipeline.audioEnabled ? audioFeed(state, for: item) : nil
         var audioClock: MediaTime?
-        if audioRunning, let reading {
-            let extrapolated = reading.mediaTime + max(.zero, tick.hostTime - reading.hostTime)
-            let drained = pipeline.audioFinished && extrapolated >= state.lastAudioEnd
+        if let feed, let reading {
+            let extrapolated = reading.mediaTime + max(.zero, tick.hostTime - reading.hostTime) - feed.offset
+            let drained = pipeline.audioFinished && extrapolated >= feed.end
             if !drained { audioClock = extrapolated }
         }
         var time: MediaTime
@@ -493,7 +527,20 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
                 isJump: state.jumpPending, clock: needsFirst && audioClock == nil ? chosen.presentationTime : time,
                 audioClock: audioClock)
             state.jumpPending = false
-            return VideoSinkContent(frameID: id, frame: chosen.frame)
+            let subtitle = pipeline.subtitle(at: chosen.presentationTime)
+            state.handedSubtitle = subtitle?.start
+            return VideoSinkContent(frameID: id, frame: chosen.frame, subtitle: subtitle?.content)
+        }
+        // The picture stays; the subtitle may still change between frames.
+        let subtitle = pipeline.subtitle(at: time)
+        if subtitle?.start != state.handedSubtitle, state.handedEnd != nil {
+            state.handedSubtitle = subtitle?.start
+            let id = state.nextFrameID
+            state.nextFrameID += 1
+            state.pending[id] = Pending(
+                item: item, itemIndex: itemIndex, presentationTime: time, serial: pipeline.serial, isJump: false,
+                clock: time, audioClock: audioClock, isFrame: false)
+            return VideoSinkContent(frameID: id, frame: nil, subtitle: subtitle?.content)
         }
 
         guard state.rate > 0 else { return nil }
@@ -505,8 +552,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         if hasVideo {
             ended = videoDone && (state.handedEnd == nil || time >= shownEnd)
         } else {
-            ended = pipeline.audioFinished && (audioClock == nil || time >= state.lastAudioEnd)
-                && state.audioStartedGeneration == state.audioGeneration
+            ended = pipeline.audioFinished && feed != nil && (audioClock == nil || time >= feed!.end)
         }
         if ended {
             endItem(&state, item: item, pipeline: pipeline, time: time, tick: tick, effects: &effects)
@@ -567,7 +613,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         case .advance:
             state.items.removeFirst()
             release([item])
-            makeCurrent(&state, effects: &effects)
+            makeCurrent(&state, effects: &effects, gapless: true)
             prepareUpcoming(&state)
             if state.items.isEmpty {
                 state.ended = true
@@ -593,10 +639,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var records: [PresentationRecord] = []
         let handler: (@Sendable (PresentationRecord) -> Void)? = state.withLock { state in
             guard let presented = state.pending.removeValue(forKey: frameID) else { return nil }
+            guard presented.isFrame else { return nil }
             // Content handed out but never presented was replaced: it counts as dropped.
-            let skipped = state.pending.keys.filter { $0 < frameID }
-            for key in skipped { state.pending[key] = nil }
-            state.droppedFrames += skipped.count
+            let skipped = state.pending.filter { $0.key < frameID }
+            for key in skipped.keys { state.pending[key] = nil }
+            state.droppedFrames += skipped.values.filter(\.isFrame).count
             records.append(.frame(PresentedFrame(
                 itemIndex: presented.itemIndex, source: presented.item.url, presentationTime: presented.presentationTime,
                 presentedAt: tick.hostTime, refresh: tick.sequence, clock: presented.clock, audioClock: presented.audioClock,
@@ -667,9 +714,19 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
             }
             guard let pipeline = item.pipeline else { return false }
             if state.rate == 0 { return state.needsFirstFrame && pipeline.withVideoFrames({ $0.isEmpty }) && !pipeline.videoFinished }
-            if item.hasVideo && pipeline.withVideoFrames({ $0.isEmpty }) && !pipeline.videoDecodeFinished { return true }
+            if item.hasVideo && !pipeline.videoDecodeFinished {
+                let (count, newest) = pipeline.withVideoFrames { ($0.count, $0.last?.presentationTime) }
+                if count == 0 { return true }
+                // A later frame may be due at the coming refresh: wait for the queue to fill so
+                // the pick (the latest frame whose time has come) does not depend on decode speed.
+                if count < ItemPipeline.videoFrameCapacity, let anchor = state.anchor, let newest {
+                    let elapsed = max(.zero, clock.now() - anchor.host)
+                    let due = anchor.media + (state.rate == 1 ? elapsed : elapsed.multiplied(by: state.rate))
+                    if newest <= due { return true }
+                }
+            }
             if state.rate == 1 && pipeline.audioEnabled && !pipeline.audioFinished {
-                if state.audioStartedGeneration != state.audioGeneration { return true }
+                if audioFeed(state, for: item) == nil { return true }
                 if let level = audioSink as? any AudioSinkBufferLevel, level.queuedDuration < MediaTime(value: 1, timescale: 10) {
                     return true
                 }
@@ -686,46 +743,90 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
 
     // MARK: Audio feeder
 
-    /// Moves decoded audio of the current item into the audio sink, in order, on its own thread.
-    /// Off rate 1 the audio is not played (muted; video keeps the rate by the display clock).
+    /// Moves decoded audio into the audio sink, in order, on its own thread: the current item's,
+    /// then — as soon as it is all out — the next item's, so audio runs on across the seam with
+    /// no flush. Off rate 1 the audio is not played (muted; the display clock paces video).
     private func feedAudio() {
         guard let sink = audioSink else { return }
         var fedGeneration = -1
+        var feeding: PlayerItem?
+        var offset = MediaTime.zero
+        var end = MediaTime.zero
+        func idle() { feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) } }
         while true {
-            let snapshot: (pipeline: ItemPipeline?, generation: Int, rate: Double)? = state.withLock { state in
+            let snapshot: (items: [PlayerItem], generation: Int, rate: Double)? = state.withLock { state in
                 guard !state.invalidated else { return nil }
-                return (state.items.first?.pipeline, state.audioGeneration, state.ended ? 0 : state.rate)
+                return (state.items, state.audioGeneration, state.ended ? 0 : state.rate)
             }
             guard let snapshot else { return }
             if snapshot.generation != fedGeneration {
                 sink.flush()
                 fedGeneration = snapshot.generation
+                // Items whose beginning already went out must play it again when their turn comes.
+                let fedAhead: [PlayerItem] = state.withLock { state in
+                    defer { state.audioFeeds.removeAll() }
+                    return state.audioFeeds.filter { $0.started && $0.item !== state.items.first }.map(\.item)
+                }
+                for item in fedAhead where snapshot.items.contains(where: { $0 === item }) { item.rewind() }
+                feeding = nil
             }
-            guard let pipeline = snapshot.pipeline, snapshot.rate > 0, pipeline.audioEnabled else {
-                feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) }
+            if feeding == nil || !snapshot.items.contains(where: { $0 === feeding }) {
+                // Start after a flush, or go on without a gap when the item being fed has ended.
+                guard let first = snapshot.items.first else { feeding = nil; idle(); continue }
+                offset = feeding == nil ? .zero : offset + end
+                feeding = first
+                end = .zero
+                register(first, offset: offset, generation: fedGeneration)
+            }
+            guard let item = feeding, let pipeline = item.pipeline, snapshot.rate > 0, pipeline.audioEnabled else {
+                idle()
                 continue
             }
-            guard let next = pipeline.takeAudio(timeoutNanoseconds: 20_000_000) else { continue }
+            guard let next = pipeline.takeAudio(timeoutNanoseconds: 20_000_000) else {
+                guard pipeline.audioFinished else { continue }
+                // All of this item's audio is out: move on to the next item once it is ready.
+                if snapshot.rate == 1, let index = snapshot.items.firstIndex(where: { $0 === item }),
+                   let following = snapshot.items[(index + 1)...].first(where: { $0.status != .failed }),
+                   following.status == .readyToPlay, following.pipeline?.audioEnabled == true {
+                    offset = offset + end
+                    end = .zero
+                    feeding = following
+                    register(following, offset: offset, generation: fedGeneration)
+                } else {
+                    idle()
+                }
+                continue
+            }
             guard next.serial == pipeline.serial else { continue }
             if snapshot.rate != 1 {
                 // Muted off 1.0: drop what the video clock has passed, without outrunning it.
                 let now = currentTime()
-                if next.buffer.presentationTime > now + MediaTime(value: 1, timescale: 2) {
-                    feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) }
-                }
+                if next.buffer.presentationTime > now + MediaTime(value: 1, timescale: 2) { idle() }
                 continue
             }
             let stillCurrent = state.withLock { $0.audioGeneration == fedGeneration && !$0.invalidated }
             guard stillCurrent else { continue }
-            if sink.enqueue(next.buffer) {
-                let end = next.buffer.presentationTime + next.buffer.duration
+            var shifted = next.buffer
+            shifted.presentationTime = next.buffer.presentationTime + offset
+            if sink.enqueue(shifted) {
+                end = next.buffer.presentationTime + next.buffer.duration
+                let fedEnd = end
                 state.withLock { state in
-                    if state.audioGeneration == fedGeneration {
-                        state.audioStartedGeneration = fedGeneration
-                        state.lastAudioEnd = end
-                    }
+                    guard state.audioGeneration == fedGeneration,
+                          let index = state.audioFeeds.lastIndex(where: { $0.item === item }) else { return }
+                    state.audioFeeds[index].end = fedEnd
+                    state.audioFeeds[index].started = true
                 }
             }
+        }
+    }
+
+    /// Notes that `item`'s audio now goes to the sink at `offset` (feeder thread).
+    private func register(_ item: PlayerItem, offset: MediaTime, generation: Int) {
+        state.withLock { state in
+            guard state.audioGeneration == generation else { return }
+            state.audioFeeds.append(AudioFeed(item: item, offset: offset, end: .zero, started: false))
+            if state.audioFeeds.count > 8 { state.audioFeeds.removeFirst(state.audioFeeds.count - 8) }
         }
     }
 }

@@ -47,6 +47,20 @@ public struct PresentedFrame: Sendable, Hashable {
     public var audioClock: MediaTime?
     /// Frames decoded but never presented, in total since the player started.
     public var droppedFrames: Int
+
+    public init(
+        itemIndex: Int, source: String, presentationTime: MediaTime, presentedAt: MediaTime, refresh: UInt64,
+        clock: MediaTime, audioClock: MediaTime?, droppedFrames: Int
+    ) {
+        self.itemIndex = itemIndex
+        self.source = source
+        self.presentationTime = presentationTime
+        self.presentedAt = presentedAt
+        self.refresh = refresh
+        self.clock = clock
+        self.audioClock = audioClock
+        self.droppedFrames = droppedFrames
+    }
 }
 
 /// An event of the presentation log.
@@ -69,4 +83,13 @@ public struct PresentationEvent: Sendable, Hashable {
     public var at: MediaTime
     /// The failure's reason for `item_failed`.
     public var reason: String?
+
+    public init(kind: Kind, itemIndex: Int, source: String, time: MediaTime?, at: MediaTime, reason: String?) {
+        self.kind = kind
+        self.itemIndex = itemIndex
+        self.source = source
+        self.time = time
+        self.at = at
+        self.reason = reason
+    }
 }

@@ -57,6 +57,9 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         var pipeline: ItemPipeline?
         /// Where playback starts when the item becomes current (seeks before it is played).
         var startTime: MediaTime = .zero
+        var selectedAudio: MediaSelectionOption?
+        var selectedLegible: MediaSelectionOption?
+        var legibleChosen = false
         weak var core: PlayerCore?
     }
 
@@ -158,6 +161,46 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         }
     }
 
+    // MARK: Media selection
+
+    /// Selects an audio language (`.audible` group) or a subtitle track (`.legible` group; `nil`
+    /// turns subtitles off). Subtitles reach the video sink as ``SubtitleContent`` with the
+    /// frames. Switching audio while playing re-syncs at the current time (a short exact seek).
+    /// Get the groups from the asset: `try await Asset(...).load(.mediaSelectionGroups)`.
+    public func select(_ option: MediaSelectionOption?, in group: MediaSelectionGroup) {
+        switch group.characteristic {
+        case .audible:
+            guard let option, option.mediaType == .audio else { return }
+            let (pipeline, core) = state.withLock { state -> (ItemPipeline?, PlayerCore?) in
+                state.selectedAudio = option
+                return (state.pipeline, state.core)
+            }
+            guard let pipeline else { return }
+            pipeline.selectAudioStream(option.trackID)
+            let now = currentTime()
+            if let core, core.seek(item: self, to: now, exact: true, completion: nil) { return }
+            pipeline.seek(to: now, exact: true)
+        case .legible:
+            let pipeline = state.withLock { state -> ItemPipeline? in
+                state.selectedLegible = option
+                state.legibleChosen = true
+                return state.pipeline
+            }
+            pipeline?.selectSubtitleStream(option?.trackID)
+        }
+    }
+
+    /// The selected option of a group: the chosen one, else the group's default (audio) or none
+    /// (subtitles).
+    public func selectedMediaOption(in group: MediaSelectionGroup) -> MediaSelectionOption? {
+        state.withLock { state in
+            switch group.characteristic {
+            case .audible: return state.selectedAudio ?? group.defaultOption
+            case .legible: return state.legibleChosen ? state.selectedLegible : nil
+            }
+        }
+    }
+
     // MARK: Seeking
 
     /// Seeks within the item. With both tolerances zero the exact frame is shown (decoded and
@@ -199,6 +242,7 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
             let pipeline = ItemPipeline(source: url, audioFormat: audioFormat, audioEnabled: state.audioEnabled) { [weak self] event in
                 self?.handle(event)
             }
+            pipeline.preselect(audioStream: state.selectedAudio?.trackID, subtitleStream: state.selectedLegible?.trackID)
             state.pipeline = pipeline
             return (pipeline, state.startTime, true)
         }
@@ -210,6 +254,13 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     }
 
     var pipeline: ItemPipeline? { state.withLock { $0.pipeline } }
+
+    /// Restarts a prepared item's decoding at its start time (its first audio was already played
+    /// ahead of a seam that then did not happen).
+    func rewind() {
+        let (pipeline, start) = state.withLock { ($0.pipeline, $0.startTime) }
+        pipeline?.seek(to: start, exact: true)
+    }
 
     /// Stops decoding and releases the input (the item was removed or finished).
     func release() {

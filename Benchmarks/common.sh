@@ -1,0 +1,31 @@
+# Shared helpers for the benchmark scripts: build once, make test media once, measure with GNU time.
+set -euo pipefail
+root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+work=${BENCH_WORK:-$root/.build/bench}
+mkdir -p "$work"
+vitrine=$root/.build/release/vitrine
+
+build_vitrine() {
+    [ -x "$vitrine" ] && [ -z "${BENCH_REBUILD:-}" ] && return 0
+    (cd "$root" && swift build -c release --product vitrine >&2)
+}
+
+ff() { ffmpeg -hide_banner -loglevel error -nostdin -y "$@"; }
+
+# make_1080p NAME SECONDS [extra ffmpeg args]: a 1080p30 H.264 clip with AAC audio.
+make_1080p() {
+    local name=$1 seconds=$2
+    [ -s "$work/$name" ] && return 0
+    ff -f lavfi -i "testsrc2=size=1920x1080:rate=30:duration=$seconds" \
+       -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=$seconds" \
+       -c:v libx264 -preset veryfast -pix_fmt yuv420p -g 60 -c:a aac -b:a 128k "$work/$name"
+}
+
+# measure OUTFILE command...: runs the command under GNU time; OUTFILE gets
+# "elapsed user system maxrss_kb".
+measure() {
+    local out=$1; shift
+    /usr/bin/time -f "%e %U %S %M" -o "$out" "$@" > /dev/null
+}
+
+ratio() { python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'{a / b:.3f}' if b else 'n/a')" "$1" "$2"; }

@@ -1,0 +1,300 @@
+public import MediaTime
+
+/// One window of an entry: the local date it starts on and its span in absolute time.
+public struct Occurrence: Sendable, Hashable {
+    public var entryName: String
+    /// The local date the window starts on (what `days`, `from`/`until` and the rrule select).
+    public var date: LocalDate
+    public var start: UTCInstant
+    public var end: UTCInstant
+}
+
+/// What should be on screen at one instant, and until when.
+public struct ProgrammeState: Sendable {
+    /// The instant this state describes.
+    public var instant: UTCInstant
+    /// The winning entry; `nil` when the fallback playlist (or nothing) plays.
+    public var entry: Entry?
+    public var occurrence: Occurrence?
+    /// The playlist playing; `nil` when nothing is scheduled and there is no fallback.
+    public var playlistName: String?
+    /// The item's index in the playlist.
+    public var itemIndex: Int?
+    /// Which play of a repeated item (0-based).
+    public var repetition: Int
+    /// How far into the current play of the item (0 = its in point).
+    public var position: MediaTime
+    /// Where to seek the media: ``position`` plus the item's in point.
+    public var mediaTime: MediaTime
+    /// When the current play of the item began (`instant` minus `position`).
+    public var itemStart: UTCInstant?
+    /// The next instant at which any of the above changes other than by time passing; `nil` when
+    /// nothing changes within the resolver's horizon.
+    public var nextChange: UTCInstant?
+    /// Whether the playlist runs because no entry covers this instant.
+    public var isFallback: Bool { entry == nil && playlistName != nil }
+}
+
+/// The pure function from a schedule and an instant to what plays: the heart of the programme.
+///
+/// Positions are wall-clock aligned: an entry's playlist starts at the start of its window and
+/// loops; the fallback playlist loops as if it had started at 1970-01-01T00:00Z. So after an
+/// interrupt (or a higher-priority entry) ends, the programme resumes exactly where it would have
+/// been, and two screens with the same schedule show the same thing.
+///
+/// Item lengths come from ``MediaItem/playDuration``; an item whose length is unknown or
+/// indefinite (a live stream) plays until its entry's window ends.
+public struct ScheduleResolver: Sendable {
+    public let schedule: Schedule
+    /// How far ahead ``ProgrammeState/nextChange`` is searched when the current item does not end.
+    public var horizonDays: Int = 400
+
+    public init(schedule: Schedule) {
+        self.schedule = schedule
+    }
+
+    private var zone: ZoneInfo { schedule.timeZone }
+
+    // MARK: Occurrences
+
+    /// The window of `entry` that starts on `date`, if it has one (and it is not empty).
+    public func occurrence(of entry: Entry, on date: LocalDate) -> Occurrence? {
+        guard entry.startsWindow(on: date) else { return nil }
+        let startTime = entry.start ?? .midnight
+        let start = zone.instant(for: LocalDateTime(date: date, time: startTime))
+        var end: UTCInstant
+        if let endTime = entry.end {
+            if endTime == .endOfDay {
+                end = zone.instant(for: LocalDateTime(date: date.adding(days: 1), time: .midnight))
+            } else {
+                let endDate = endTime <= startTime ? date.adding(days: 1) : date
+                end = zone.instant(for: LocalDateTime(date: endDate, time: endTime))
+            }
+        } else if entry.isInterrupt, let pass = passNanoseconds(entry.playlist) {
+            end = UTCInstant(nanosecondsSinceEpoch: saturatingSum(start.nanosecondsSinceEpoch, pass))
+        } else {
+            end = zone.instant(for: LocalDateTime(date: date.adding(days: 1), time: .midnight))
+        }
+        // An interrupt plays its playlist once, even inside a longer window.
+        if entry.isInterrupt, entry.end != nil, let pass = passNanoseconds(entry.playlist) {
+            end = min(end, UTCInstant(nanosecondsSinceEpoch: saturatingSum(start.nanosecondsSinceEpoch, pass)))
+        }
+        guard end > start else { return nil }
+        return Occurrence(entryName: entry.name, date: date, start: start, end: end)
+    }
+
+    /// How many days before an instant's local date a window containing it may have started.
+    func lookbackDays(_ entry: Entry) -> Int {
+        if entry.isInterrupt, entry.end == nil, let pass = passNanoseconds(entry.playlist) {
+            // An interrupt longer than the horizon is absurd; do not search further back for it.
+            return min(Int(pass / 86_400_000_000_000), horizonDays) + 2
+        }
+        return 2
+    }
+
+    /// The windows of `entry` that overlap `from ..< to`, in order.
+    public func occurrences(of entry: Entry, from: UTCInstant, to: UTCInstant) -> [Occurrence] {
+        let first = zone.localDateTime(at: from).date.adding(days: -lookbackDays(entry))
+        let last = zone.localDateTime(at: to).date.adding(days: 1)
+        var result: [Occurrence] = []
+        var date = first
+        while date <= last {
+            if let occurrence = occurrence(of: entry, on: date), occurrence.end > from, occurrence.start < to {
+                result.append(occurrence)
+            }
+            date = date.adding(days: 1)
+        }
+        return result
+    }
+
+    /// The windows of every entry active at `instant`.
+    public func activeOccurrences(at instant: UTCInstant) -> [(entry: Entry, occurrence: Occurrence)] {
+        let next = UTCInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch + 1)
+        var result: [(Entry, Occurrence)] = []
+        for entry in schedule.entries {
+            for occurrence in occurrences(of: entry, from: instant, to: next) where occurrence.start <= instant && instant < occurrence.end {
+                result.append((entry, occurrence))
+            }
+        }
+        return result
+    }
+
+    /// The entry and window that win at `instant`: interrupts first, then higher priority, then
+    /// the later start, then the name.
+    public func winner(at instant: UTCInstant) -> (entry: Entry, occurrence: Occurrence)? {
+        activeOccurrences(at: instant).min { a, b in
+            if a.entry.isInterrupt != b.entry.isInterrupt { return a.entry.isInterrupt }
+            if a.entry.priority != b.entry.priority { return a.entry.priority > b.entry.priority }
+            if a.occurrence.start != b.occurrence.start { return a.occurrence.start > b.occurrence.start }
+            return a.entry.name < b.entry.name
+        }
+    }
+
+    // MARK: Resolving
+
+    /// What plays at `instant`, where in it, and when that next changes.
+    public func resolve(at instant: UTCInstant) -> ProgrammeState {
+        let win = winner(at: instant)
+        var (state, itemEnd) = place(at: instant, winner: win)
+        state.nextChange = nextWinnerChange(after: instant, current: win, limit: itemEnd)
+        return state
+    }
+
+    /// The state at `instant` under `win`, without ``ProgrammeState/nextChange``; also when the
+    /// current play of the item ends.
+    func place(at instant: UTCInstant, winner win: (entry: Entry, occurrence: Occurrence)?) -> (ProgrammeState, UTCInstant?) {
+        let playlistName = win?.entry.playlist ?? schedule.fallbackPlaylist
+        let anchor = win?.occurrence.start ?? UTCInstant(nanosecondsSinceEpoch: 0)
+        var state = ProgrammeState(instant: instant, entry: win?.entry, occurrence: win?.occurrence, playlistName: playlistName,
+                                   itemIndex: nil, repetition: 0, position: .zero, mediaTime: .zero, itemStart: nil, nextChange: nil)
+        var itemEnd: UTCInstant?
+        if let playlistName, let playlist = schedule.playlists[playlistName] {
+            let elapsed = saturatingSum(instant.nanosecondsSinceEpoch, -anchor.nanosecondsSinceEpoch)
+            if let place = locate(elapsed: elapsed, in: playlist, loops: !(win?.entry.isInterrupt ?? false)) {
+                let item = playlist.items[place.index]
+                state.itemIndex = place.index
+                state.repetition = place.repetition
+                state.position = MediaTime(value: place.position, timescale: 1_000_000_000)
+                state.mediaTime = (item.inPoint ?? .zero) + state.position
+                state.itemStart = UTCInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch - place.position)
+                if let remaining = place.remaining {
+                    itemEnd = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, remaining))
+                }
+            }
+        }
+        return (state, itemEnd)
+    }
+
+    /// Every change from `from` (whose state comes first) up to but excluding `to`. Each state is
+    /// the one ``resolve(at:)`` gives for its instant. With `entriesOnly`, only changes of the
+    /// winning window are listed (and each state's ``ProgrammeState/nextChange`` is the next window change).
+    public func timeline(from: UTCInstant, to: UTCInstant, entriesOnly: Bool = false, maximumChanges: Int = 100_000) -> [ProgrammeState] {
+        var states: [ProgrammeState] = []
+        var instant = from
+        while instant < to && states.count < maximumChanges {
+            let win = winner(at: instant)
+            // One search per window; the items inside it only need arithmetic.
+            let windowChange = nextWinnerChange(after: instant, current: win, limit: nil)
+            var t = instant
+            while true {
+                var (state, itemEnd) = place(at: t, winner: win)
+                let next: UTCInstant?
+                if entriesOnly {
+                    next = windowChange
+                } else if let itemEnd, let windowChange {
+                    next = min(itemEnd, windowChange)
+                } else {
+                    next = itemEnd ?? windowChange
+                }
+                state.nextChange = next
+                states.append(state)
+                guard let n = next, n > t, n < to, states.count < maximumChanges else { return states }
+                t = n
+                if n == windowChange { break }
+            }
+            instant = t
+        }
+        return states
+    }
+
+    /// The first instant in `(instant, limit]` where the winning window differs, or `limit`;
+    /// the search goes at most ``horizonDays`` ahead, a few days at a time.
+    func nextWinnerChange(after instant: UTCInstant, current: (entry: Entry, occurrence: Occurrence)?, limit: UTCInstant?) -> UTCInstant? {
+        let farthest = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, Int64(horizonDays) * 86_400_000_000_000))
+        let horizon = min(limit ?? farthest, farthest)
+        var chunkStart = instant
+        var chunkDays: Int64 = 2
+        while chunkStart < horizon {
+            let chunkEnd = min(horizon, UTCInstant(nanosecondsSinceEpoch: saturatingSum(chunkStart.nanosecondsSinceEpoch, chunkDays * 86_400_000_000_000)))
+            var boundaries = Set<UTCInstant>()
+            for entry in schedule.entries {
+                for occurrence in occurrences(of: entry, from: chunkStart, to: UTCInstant(nanosecondsSinceEpoch: saturatingSum(chunkEnd.nanosecondsSinceEpoch, 1))) {
+                    for boundary in [occurrence.start, occurrence.end] where boundary > chunkStart && boundary <= chunkEnd {
+                        boundaries.insert(boundary)
+                    }
+                }
+            }
+            for boundary in boundaries.sorted() {
+                let next = winner(at: boundary)
+                if next?.entry.name != current?.entry.name || next?.occurrence.start != current?.occurrence.start {
+                    return boundary
+                }
+            }
+            chunkStart = chunkEnd
+            chunkDays *= 4
+        }
+        // Nothing within the horizon: the item's end if it comes first, else "no change in sight".
+        guard let limit, limit <= farthest else { return nil }
+        return limit
+    }
+
+    // MARK: Playlist arithmetic (nanoseconds)
+
+    /// One pass of a playlist in nanoseconds; `nil` when an item's length is unknown or indefinite.
+    func passNanoseconds(_ playlistName: String) -> Int64? {
+        guard let playlist = schedule.playlists[playlistName] else { return nil }
+        var total: Int64 = 0
+        for item in playlist.items {
+            guard let play = ScheduleResolver.nanoseconds(item.playDuration) else { return nil }
+            total = saturatingSum(total, saturatingProduct(play, Int64(item.repeatCount)))
+        }
+        return total
+    }
+
+    static func nanoseconds(_ time: MediaTime?) -> Int64? {
+        guard let time, time.isNumeric else { return nil }
+        let ns = time.convertScale(1_000_000_000, method: .roundTowardNegativeInfinity)
+        return ns.isNumeric ? max(0, ns.value) : nil
+    }
+
+    struct Place {
+        var index: Int
+        var repetition: Int
+        /// Into the current play, ns.
+        var position: Int64
+        /// Until the current play ends, ns; `nil` when it does not end.
+        var remaining: Int64?
+    }
+
+    /// Where `elapsed` nanoseconds after the playlist started falls.
+    func locate(elapsed: Int64, in playlist: Playlist, loops: Bool) -> Place? {
+        guard !playlist.items.isEmpty else { return nil }
+        var offset = max(0, elapsed)
+        let plays = playlist.items.map { ScheduleResolver.nanoseconds($0.playDuration) }
+        let known = plays.allSatisfy { $0 != nil }
+        if known {
+            let pass = zip(plays, playlist.items).reduce(Int64(0)) { saturatingSum($0, saturatingProduct($1.0!, Int64($1.1.repeatCount))) }
+            guard pass > 0 else { return Place(index: 0, repetition: 0, position: 0, remaining: nil) }
+            if loops { offset %= pass } else if offset >= pass {
+                // A non-looping pass has ended: hold the end of the last item.
+                let last = playlist.items.count - 1
+                return Place(index: last, repetition: playlist.items[last].repeatCount - 1, position: plays[last]!, remaining: nil)
+            }
+        }
+        for (index, item) in playlist.items.enumerated() {
+            guard let play = plays[index] else {
+                return Place(index: index, repetition: 0, position: offset, remaining: nil)
+            }
+            let total = saturatingProduct(play, Int64(item.repeatCount))
+            if offset < total {
+                let repetition = Int(offset / play)
+                let position = offset - Int64(repetition) * play
+                return Place(index: index, repetition: repetition, position: position, remaining: play - position)
+            }
+            offset -= total
+        }
+        return nil
+    }
+}
+
+/// Sums and products that stop at the ends of `Int64` instead of trapping: a schedule may name
+/// absurd lengths ("99999h", repeated 10000 times) and must still resolve.
+func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
+    let (result, overflow) = a.addingReportingOverflow(b)
+    return overflow ? (b > 0 ? .max : .min) : result
+}
+
+func saturatingProduct(_ a: Int64, _ b: Int64) -> Int64 {
+    let (result, overflow) = a.multipliedReportingOverflow(by: b)
+    return overflow ? ((a > 0) == (b > 0) ? .max : .min) : result
+}

@@ -1,1 +1,0 @@
-// Schedule: see DESIGN.md's module table.

@@ -1,1 +1,0 @@
-// Tests for Schedule live in this folder, one file per behaviour.

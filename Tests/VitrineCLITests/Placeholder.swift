@@ -1,1 +1,0 @@
-// Tests for VitrineCLI live in this folder, one file per behaviour.

@@ -1,0 +1,151 @@
+import Foundation
+import Testing
+
+/// `vitrine validate` and `vitrine programme`, run as an operator would.
+@Suite("Schedule commands")
+struct ScheduleCommandsTests {
+    static let root: URL = {
+        var url = URL(fileURLWithPath: #filePath)
+        for _ in 0..<3 { url.deleteLastPathComponent() }
+        return url
+    }()
+
+    /// The built `vitrine`, next to the test bundle.
+    static var executable: URL {
+        let beside = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("vitrine")
+        if FileManager.default.isExecutableFile(atPath: beside.path) { return beside }
+        return root.appendingPathComponent(".build/debug/vitrine")
+    }
+
+    struct Run {
+        var status: Int32
+        var output: String
+        var errors: String
+    }
+
+    static func vitrine(_ arguments: [String]) throws -> Run {
+        let process = Process()
+        process.executableURL = executable
+        process.arguments = arguments
+        process.currentDirectoryURL = root
+        let output = Pipe(), errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        try process.run()
+        let out = output.fileHandleForReading.readDataToEndOfFile()
+        let err = errors.fileHandleForReading.readDataToEndOfFile()
+        process.waitUntilExit()
+        return Run(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self), errors: String(decoding: err, as: UTF8.self))
+    }
+
+    static func temporaryFile(_ text: String, name: String) throws -> URL {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-cli-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let url = folder.appendingPathComponent(name)
+        try text.write(to: url, atomically: true, encoding: .utf8)
+        return url
+    }
+
+    @Test("validate exits 1 and lists every problem as file:line:column")
+    func invalid() throws {
+        let file = try Self.temporaryFile("""
+            version = 1
+            timezone = "Europe/Berln"
+            [[playlists.p.items]]
+            image = "missing.png"
+            duraton = "5s"
+            [entries.e]
+            playlist = "q"
+            start = "9:00"
+            """, name: "bad.toml")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let run = try Self.vitrine(["validate", file.path])
+        #expect(run.status == 1)
+        let lines = run.output.split(separator: "\n").map(String.init)
+        let path = file.path
+        #expect(lines.contains("\(path):2:1: error: unknown time zone \"Europe/Berln\" (no such zone in /usr/share/zoneinfo) (did you mean \"Europe/Berlin\"?)"))
+        #expect(lines.contains { $0.hasPrefix("\(path):3:1: error: an image item needs a \"duration\"") })
+        #expect(lines.contains("\(path):5:1: error: unknown key \"duraton\" in an item (did you mean \"duration\"?)"))
+        #expect(lines.contains { $0.hasPrefix("\(path):7:1: error: no playlist named \"q\"") })
+        #expect(lines.contains { $0.hasPrefix("\(path):8:1: error: start \"9:00\"") })
+        #expect(lines.last == "\(path): 5 errors")
+    }
+
+    @Test("validate exits 0 for a valid schedule and 2 for an unreadable one")
+    func validAndUnreadable() throws {
+        let file = try Self.temporaryFile("version = 1\nfallback = \"p\"\n[[playlists.p.items]]\nurl = \"rtsp://cam/1\"\n", name: "ok.toml")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let valid = try Self.vitrine(["validate", file.path])
+        #expect(valid.status == 0)
+        #expect(valid.output == "\(file.path): valid\n")
+        let missing = try Self.vitrine(["validate", file.path + ".nope"])
+        #expect(missing.status == 2)
+        #expect(missing.output.contains("cannot read the schedule"))
+    }
+
+    @Test("programme --json prints the timeline for an interrupt, in local time and UTC")
+    func programmeJSON() throws {
+        let file = try Self.temporaryFile("""
+            version = 1
+            timezone = "Europe/Berlin"
+            fallback = "idle"
+            [[playlists.idle.items]]
+            url = "rtsp://cam/1"
+            [[playlists.alert.items]]
+            url = "rtsp://cam/2"
+            duration = "30s"
+            [entries.alert]
+            playlist = "alert"
+            interrupt = true
+            start = "08:00"
+            """, name: "p.toml")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let run = try Self.vitrine(["programme", file.path, "--from", "2026-03-30T07:59", "--to", "2026-03-30T08:01", "--json"])
+        #expect(run.status == 0, "\(run.errors)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+        let changes = try #require(object["changes"] as? [[String: Any]])
+        #expect(changes.map { $0["local"] as? String } == ["2026-03-30T07:59:00+02:00", "2026-03-30T08:00:00+02:00", "2026-03-30T08:00:30+02:00"])
+        #expect(changes.map { $0["utc"] as? String } == ["2026-03-30T05:59:00Z", "2026-03-30T06:00:00Z", "2026-03-30T06:00:30Z"])
+        #expect(changes.map { $0["entry"] as? String } == [nil, "alert", nil])
+        let bad = try Self.vitrine(["programme", file.path, "--from", "monday", "--to", "2026-03-30"])
+        #expect(bad.status != 0)
+    }
+
+    static var fixturesAvailable: Bool {
+        FileManager.default.fileExists(atPath: root.appendingPathComponent("Fixtures/generated/h264_aac.mp4").path)
+    }
+
+    @Test("validate opens media with FFmpeg: lengths for cues and trims, unreadable files named with the cause",
+          .enabled(if: fixturesAvailable, "run scripts/fixtures.sh"))
+    func mediaProbe() throws {
+        let fixtures = Self.root.appendingPathComponent("Fixtures/generated").path
+        let file = try Self.temporaryFile("""
+            version = 1
+            fallback = "p"
+            [[playlists.p.items]]
+            video = "\(fixtures)/h264_aac.mp4"
+            out = "00:00:11"
+              [[playlists.p.items.overlays]]
+              text = "late"
+              at = "00:00:12"
+            [[playlists.p.items]]
+            video = "\(fixtures)/bad/text.mp4"
+            [[playlists.p.items]]
+            video = "\(fixtures)/queue1.mp4"
+              [[playlists.p.items.overlays]]
+              text = "too late"
+              at = "end-3s"
+            """, name: "media.toml")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let run = try Self.vitrine(["validate", file.path])
+        #expect(run.status == 1)
+        let lines = run.output.split(separator: "\n").map(String.init)
+        let path = file.path
+        #expect(lines.contains { $0.hasPrefix("\(path):3:1: error: the out point 00:00:11.000 is after the end") })
+        #expect(lines.contains { $0.hasPrefix("\(path):9:1: error: media file") && $0.contains("cannot be read") })
+        // queue1.mp4 lasts 2 s, so "end-3s" is before its start.
+        #expect(lines.contains { $0.hasPrefix("\(path):15:3: error: cue end-00:00:03.000") })
+        let demo = try Self.vitrine(["validate", "Schedules/demo.toml"])
+        #expect(demo.status == 0, "\(demo.output)")
+    }
+}
