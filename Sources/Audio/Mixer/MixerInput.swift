@@ -125,3 +125,10 @@ public final class MixerInput: AudioSink {
     /// Frames queued and not yet mixed.
     public var queuedFrames: Int { output.withInput(id) { $0.queuedFrames } ?? 0 }
 }
+
+extension MixerInput {
+    /// Sets the session's ducking factor (ramped like the volume).
+    func setDuckLevel(_ level: Float) {
+        output.withInput(id) { $0.duckLevel = level }
+    }
+}
