@@ -252,9 +252,17 @@ public final class AudioPlayer: Sendable {
             ?? LevelMeter.floor
     }
 
-    /// Sets the session's ducking factor on this player's input.
-    func setDuckLevel(_ level: Float) {
-        output.withInput(ensureInput()) { $0.duckLevel = level }
+    /// Makes this player duck to `level` while announcements play (`nil`: never).
+    func setDuckedLevel(_ level: Float?) {
+        output.withInput(ensureInput()) {
+            $0.duckedLevel = level
+            if level == nil { $0.duckLevel = 1 }
+        }
+    }
+
+    /// Marks this player as an announcement that ducks the others while it plays.
+    func setDucksOthers(_ ducks: Bool) {
+        output.withInput(ensureInput()) { $0.ducksOthers = ducks }
     }
 
     /// Pauses or resumes for an interruption without changing ``isPlaying``'s intent.

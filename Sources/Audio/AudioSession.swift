@@ -58,53 +58,63 @@ public final class AudioSession: Sendable {
     public func register(_ player: AudioPlayer) {
         guard player.category == .backgroundMusic else { return }
         state.withLock { $0.music.append(player) }
+        if policy == .duck { player.setDuckedLevel(duckLevel) }
     }
 
     /// Ducks a soundtrack input too during announcements.
     public func duck(_ soundtrack: MixerInput) {
         state.withLock { $0.soundtracks.append(soundtrack) }
+        soundtrack.setDuckedLevel(duckLevel)
     }
 
-    /// Plays an announcement: interrupts the music, and restores it when the announcement has been heard.
+    /// Plays an announcement: interrupts the music, and restores it when the announcement
+    /// has played. With ``InterruptionPolicy/duck`` the mixer itself ducks and restores the
+    /// music around the announcement's samples; the events follow what was heard.
     public func playAnnouncement(_ announcement: AudioPlayer) {
         begin()
+        announcement.setDucksOthers(true)
         announcement.setFinishHandler { [weak self] _ in self?.end() }
         announcement.play()
     }
 
     /// Interrupts the music by hand (an external announcement); pair with ``endInterruption()``.
-    public func beginInterruption() { begin() }
+    public func beginInterruption() {
+        if let output = state.withLock({ $0.music.first?.output ?? $0.soundtracks.first?.output }) {
+            output.shared.withLock { $0.interruptionCount += 1 }
+        }
+        begin()
+    }
+
     /// Ends an interruption begun with ``beginInterruption()``.
-    public func endInterruption() { end() }
+    public func endInterruption() {
+        if let output = state.withLock({ $0.music.first?.output ?? $0.soundtracks.first?.output }) {
+            output.shared.withLock { $0.interruptionCount = max(0, $0.interruptionCount - 1) }
+        }
+        end()
+    }
 
     private func begin() {
-        let (first, music, soundtracks, observers) = state.withLock { state in
+        let (first, music, observers) = state.withLock { state in
             state.activeAnnouncements += 1
-            return (state.activeAnnouncements == 1, state.music, state.soundtracks, Array(state.observers.values))
+            return (state.activeAnnouncements == 1, state.music, Array(state.observers.values))
         }
         guard first else { return }
-        switch policy {
-        case .duck:
-            for player in music { player.setDuckLevel(duckLevel) }
-        case .pause:
+        if policy == .pause {
             for player in music { player.setInterrupted(true) }
         }
-        for input in soundtracks { input.setDuckLevel(duckLevel) }
         for observer in observers { observer.yield(.began) }
     }
 
     private func end() {
-        let (last, music, soundtracks, observers) = state.withLock { state in
+        let (last, music, observers) = state.withLock { state in
             state.activeAnnouncements = max(0, state.activeAnnouncements - 1)
-            return (state.activeAnnouncements == 0, state.music, state.soundtracks, Array(state.observers.values))
+            return (state.activeAnnouncements == 0, state.music, Array(state.observers.values))
         }
         guard last else { return }
         let resume = policy == .duck || resumesAfterInterruption
-        for player in music {
-            player.setDuckLevel(1)
-            if resume { player.setInterrupted(false) }
+        if policy == .pause, resume {
+            for player in music { player.setInterrupted(false) }
         }
-        for input in soundtracks { input.setDuckLevel(1) }
         for observer in observers { observer.yield(.ended(shouldResume: resume)) }
     }
 

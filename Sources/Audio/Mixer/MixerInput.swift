@@ -127,8 +127,11 @@ public final class MixerInput: AudioSink {
 }
 
 extension MixerInput {
-    /// Sets the session's ducking factor (ramped like the volume).
-    func setDuckLevel(_ level: Float) {
-        output.withInput(id) { $0.duckLevel = level }
+    /// Makes this input duck to `level` while announcements play (ramped like the volume).
+    func setDuckedLevel(_ level: Float?) {
+        output.withInput(id) {
+            $0.duckedLevel = level
+            if level == nil { $0.duckLevel = 1 }
+        }
     }
 }
