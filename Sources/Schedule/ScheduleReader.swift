@@ -1,6 +1,5 @@
 import FoundationEssentials
 import MediaTime
-import TOMLKit
 
 /// The two spellings of a schedule.
 public enum ScheduleFormat: String, Sendable, Hashable {
@@ -47,21 +46,12 @@ public enum ScheduleReader {
         let root: DocumentNode
         switch format {
         case .toml:
-            // The position reader goes first: it is strict about keys, and toml++ (inside TOMLKit)
-            // stops the process on an assertion for some malformed keys in debug builds
-            // ("[[:name]]"). TOMLKit then checks everything else the TOML specification requires.
+            // The position reader is a complete TOML 1.0 reader: it rejects every document the
+            // specification forbids, so no second parser (and no full Foundation, nor ICU) is needed.
             do {
                 root = try TOMLPositionReader.read(text, file: path)
             } catch {
                 return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: SourceLocation(file: path, line: error.line, column: error.column), "TOML syntax: \(error.message)")], isUnreadable: false)
-            }
-            do {
-                _ = try TOMLTable(string: text)
-            } catch let error as TOMLParseError {
-                let location = SourceLocation(file: path, line: error.source.begin.line, column: error.source.begin.column)
-                return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: location, "TOML syntax: \(error.description)")], isUnreadable: false)
-            } catch {
-                return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: SourceLocation(file: path, line: 1, column: 1), "TOML syntax: \(error)")], isUnreadable: false)
             }
         case .json:
             do {

@@ -1,6 +1,7 @@
 import ArgumentParser
 import MediaTime
 import Playback
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -41,6 +42,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "Refresh rate of the headless display, in Hz.")
     var refreshRate: Int32 = 60
 
+    @Flag(help: "Run on a simulated clock, as fast as decoding allows (headless only): the presentation log is the one a real-time run on an idle machine would write.")
+    var simulatedClock = false
+
     func validate() throws {
         guard !files.isEmpty else { throw ValidationError("give at least one file to play") }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
@@ -57,42 +61,48 @@ struct PlayCommand: AsyncParsableCommand {
         if display == .kms {
             printError("vitrine play: --display kms is not wired in yet; presenting headless")
         }
-        let videoSink = NullVideoSink(refreshRate: refreshRate)
-        let audioSink: NullAudioSink? = noAudio ? nil : NullAudioSink()
-        let items = files.map { file -> PlayerItem in
-            let item = PlayerItem(url: file)
-            if noAudio { item.isAudioEnabled = false }
-            return item
-        }
-        let player = QueuePlayer(items: items, videoSink: videoSink, audioSink: audioSink)
+        let clock: any HostClock = simulatedClock ? ManualClock(start: MonotonicClock().now()) : MonotonicClock()
+        let videoSink = NullVideoSink(refreshRate: refreshRate, clock: clock)
+        let audioSink: NullAudioSink? = noAudio ? nil : NullAudioSink(clock: clock)
+        // The queue owns the items: once played they are released, so a long queue does not
+        // keep every finished item alive here.
+        let player = QueuePlayer(
+            items: files.map { file in
+                let item = PlayerItem(url: file)
+                if noAudio { item.isAudioEnabled = false }
+                return item
+            },
+            videoSink: videoSink, audioSink: audioSink, clock: clock)
         player.loops = loop
         if let log { player.setPresentationHandler { log.write($0) } }
         let events = player.events
+        let failures = Atomic<Int>(0)
         let watcher = Task {
             for await event in events {
                 switch event {
                 case .itemStatusChanged(let item, .failed):
+                    failures.add(1, ordering: .relaxed)
                     printError("vitrine play: \(item.error?.description ?? item.url)")
-                case .failedToPlayToEndTime(_, let error):
+                case .failedToPlayToEndTime(let item, let error) where item.status != .failed:
+                    // A read error part-way (load failures were reported just above).
                     printError("vitrine play: \(error.description)")
                 default: break
                 }
             }
         }
         player.play()
-        let start = MonotonicClock().now()
+        let start = clock.now()
         let limit = duration.map { MediaTime(seconds: $0, preferredTimescale: 1000) }
         while true {
-            try? await Task.sleep(for: .milliseconds(20))
+            try? await Task.sleep(for: .milliseconds(simulatedClock ? 2 : 20))
             if player.items().isEmpty { break }
-            if let limit, MonotonicClock().now() - start >= limit { break }
+            if let limit, clock.now() - start >= limit { break }
         }
-        player.invalidate()
+        player.invalidate()  // ends the event stream, so the watcher finishes
         videoSink.stop()
-        watcher.cancel()
         log?.close()
-        let failed = items.filter { $0.status == .failed }.count
-        if failed == items.count {
+        await watcher.value
+        if failures.load(ordering: .relaxed) >= files.count {
             throw ExitCode(1)
         }
     }

@@ -1,4 +1,5 @@
 import TOMLKit
+@testable import Schedule
 
 /// Compares what ``TOMLPositionReader`` reads with what TOMLKit (toml++) reads, for tests: the
 /// position reader supplies the values the schedule uses, so it must agree with the reference
