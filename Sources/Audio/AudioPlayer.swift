@@ -28,11 +28,14 @@ public final class AudioPlayer: Sendable {
     /// What the player is, for the ``AudioSession`` (ducking and interruptions).
     public let category: AudioSession.Category
     private let clip: SharedSamples
+    /// The decoded track at its own tempo, kept for ``rate`` changes.
+    private let original: DecodedAudio
     private let state: Mutex<PlayerState>
 
     private struct PlayerState {
         var inputID: Int?
         var numberOfLoops = 0
+        var rate: Float = 1
         var isPlaying = false
         var finishHandler: (@Sendable (_ successfully: Bool) -> Void)?
     }
@@ -62,6 +65,7 @@ public final class AudioPlayer: Sendable {
     init(decoded: DecodedAudio, output: ALSAOutput, category: AudioSession.Category) {
         self.output = output
         self.category = category
+        original = decoded
         clip = SharedSamples(samples: decoded.samples, channelCount: decoded.channelCount)
         duration = MediaTime(value: Int64(decoded.frameCount), timescale: Int32(decoded.sampleRate))
         state = Mutex(PlayerState())
@@ -168,12 +172,15 @@ public final class AudioPlayer: Sendable {
             let rate = output.format.sampleRate
             guard let id = state.withLock({ $0.inputID }) else { return .zero }
             let now = MonotonicClock.nanosecondsNow()
+            let tempo = Double(self.rate)  // read before the output's lock: the player's lock comes first
             return output.shared.withLock { shared in
                 guard let index = shared.inputIndex(id) else { return .zero }
                 let heard = shared.heardFrame(atHostNanos: now)
-                if let time = shared.inputs[index].mediaTime(atDeviceFrame: heard, sampleRate: rate) { return time }
+                if let time = shared.inputs[index].mediaTime(atDeviceFrame: heard, sampleRate: rate) {
+                    return tempo == 1 ? time : time.multiplied(by: tempo)
+                }
                 if case .clip(let cursor) = shared.inputs[index].source {
-                    return MediaTime(value: Int64(cursor.position), timescale: Int32(rate))
+                    return MediaTime(value: Int64((Double(cursor.position) * tempo).rounded()), timescale: Int32(rate))
                 }
                 return .zero
             }
@@ -181,7 +188,7 @@ public final class AudioPlayer: Sendable {
         set {
             let rate = output.format.sampleRate
             let id = ensureInput()
-            let frame = Int(max(0, newValue.convertScale(Int32(rate)).value))
+            let frame = Int(Double(max(0, newValue.convertScale(Int32(rate)).value)) / Double(self.rate))
             output.withInput(id) { input in
                 if case .clip(var cursor) = input.source {
                     cursor.position = min(frame, max(0, cursor.clip.frameCount - 1))
@@ -212,6 +219,37 @@ public final class AudioPlayer: Sendable {
                         input.source = .clip(cursor)
                     }
                 }
+            }
+        }
+    }
+
+    /// Playback speed, 0.5 … 2.0, with the pitch kept (libavfilter's atempo). The track is
+    /// re-rendered at the new tempo when this changes; the position carries over.
+    public var rate: Float {
+        get { state.withLock { $0.rate } }
+        set {
+            let newRate = min(2, max(0.5, newValue))
+            let oldRate = state.withLock { $0.rate }
+            guard newRate != oldRate else { return }
+            let stretched: DecodedAudio
+            do {
+                stretched = try original.changingTempo(by: Double(newRate))
+            } catch {
+                ALSAOutput.logger.warning("cannot change the playback rate to \(newRate): \(error)")
+                return
+            }
+            let newClip = SharedSamples(samples: stretched.samples, channelCount: stretched.channelCount)
+            let id = ensureInput()
+            state.withLock { $0.rate = newRate }
+            output.withInput(id) { input in
+                if case .clip(var cursor) = input.source {
+                    let mediaFrame = Double(cursor.position) * Double(oldRate)
+                    cursor.clip = newClip
+                    cursor.position = min(max(0, newClip.frameCount - 1), Int(mediaFrame / Double(newRate)))
+                    input.source = .clip(cursor)
+                }
+                input.segments.removeAll()
+                input.heardTail = nil
             }
         }
     }

@@ -146,4 +146,33 @@ struct AudioPlayerTests {
         #expect(abs(player.averagePower(forChannel: 0) - -12.04) < 0.1)
         output.stop()
     }
+
+    @Test("rate 2 plays the track in half the time at the same pitch")
+    func doubleRate() async throws {
+        let directory = try TemporaryDirectory()
+        let tone = directory.path("tone.wav")
+        try ffmpeg(["-f", "lavfi", "-i", "aevalsrc=0.5*sin(2*PI*1000*t)|0.5*sin(2*PI*1000*t):s=48000:d=0.5", tone])
+        let (output, file) = try captureOutput(directory)
+        let player = try AudioPlayer(contentsOf: tone, output: output)
+        player.rate = 2
+        #expect(player.rate == 2)
+        let finished = Mutex(false)
+        player.setFinishHandler { _ in finished.withLock { $0 = true } }
+        player.play()
+        output.start()
+        #expect(try await waitUntil { finished.withLock { $0 } })
+        output.stop()
+
+        let captured = try readWAVSamples(file)
+        let left = stride(from: 0, to: captured.count, by: 2).map { captured[$0] }
+        let first = try #require(left.firstIndex { $0 != 0 })
+        let last = try #require(left.lastIndex { $0 != 0 })
+        let played = last - first + 1
+        #expect(abs(played - 12_000) < 1_200, "played \(played) frames")
+        // Pitch kept: rising zero crossings per second stay at 1 kHz.
+        let body = Array(left[(first + 1_000)..<(last - 1_000)])
+        let crossings = zip(body, body.dropFirst()).filter { $0 < 0 && $1 >= 0 }.count
+        let frequency = Double(crossings) * 48_000 / Double(body.count)
+        #expect(abs(frequency - 1_000) < 30, "\(frequency) Hz")
+    }
 }

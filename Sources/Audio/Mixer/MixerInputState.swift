@@ -91,7 +91,7 @@ struct StreamQueue: Sendable {
 
 /// The read position in a looping clip.
 struct ClipCursor: Sendable {
-    let clip: SharedSamples
+    var clip: SharedSamples
     var position = 0
     /// Further passes after this one: 0 plays once, −1 loops forever.
     var loopsRemaining = 0
