@@ -125,3 +125,13 @@ public final class MixerInput: AudioSink {
     /// Frames queued and not yet mixed.
     public var queuedFrames: Int { output.withInput(id) { $0.queuedFrames } ?? 0 }
 }
+
+extension MixerInput {
+    /// Makes this input duck to `level` while announcements play (ramped like the volume).
+    func setDuckedLevel(_ level: Float?) {
+        output.withInput(id) {
+            $0.duckedLevel = level
+            if level == nil { $0.duckLevel = 1 }
+        }
+    }
+}

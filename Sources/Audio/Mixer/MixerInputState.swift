@@ -91,7 +91,7 @@ struct StreamQueue: Sendable {
 
 /// The read position in a looping clip.
 struct ClipCursor: Sendable {
-    let clip: SharedSamples
+    var clip: SharedSamples
     var position = 0
     /// Further passes after this one: 0 plays once, −1 loops forever.
     var loopsRemaining = 0
@@ -161,8 +161,12 @@ struct MixerInputState: Sendable {
     var volume: Float = 1
     var pan: Float = 0
     var isMuted = false
-    /// The session's ducking factor (1 = not ducked).
+    /// The session's ducking factor now (1 = not ducked).
     var duckLevel: Float = 1
+    /// The level this input ducks to while an announcement plays (`nil`: never ducked).
+    var duckedLevel: Float?
+    /// Whether this input is an announcement: while it plays, duckable inputs duck.
+    var ducksOthers = false
     var gains: GainRamp
     var hasPlayed = false
 
@@ -184,6 +188,13 @@ struct MixerInputState: Sendable {
 
     var gainTargets: [Float] {
         GainRamp.targets(channelCount: gains.current.count, volume: volume * duckLevel, pan: pan, muted: isMuted)
+    }
+
+    /// Whether this is an announcement playing now.
+    var isAnnouncing: Bool {
+        guard ducksOthers, isStarted, !isPaused, !isClosed else { return false }
+        if case .clip(let cursor) = source { return !cursor.finished }
+        return queuedFrames > 0
     }
 
     var queuedFrames: Int {

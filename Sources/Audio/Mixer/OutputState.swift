@@ -34,6 +34,8 @@ struct OutputState: Sendable {
     /// Clips that mixed their last sample: (input, device frame after it).
     var pendingFinishes: [(inputID: Int, deviceFrame: Int64)] = []
     var finishHandlers: [Int: @Sendable () -> Void] = [:]
+    /// Interruptions begun by hand (``AudioSession/beginInterruption()``).
+    var interruptionCount = 0
 
     init(deviceFormat: DeviceFormat, rampFrames: Int) {
         self.deviceFormat = deviceFormat
@@ -72,7 +74,11 @@ struct OutputState: Sendable {
         let rate = deviceFormat.sampleRate
         mix.update(repeating: 0, count: frames * channels)
         let firstFrame = framesWritten
+        // Ducking follows the announcements in the mix itself, so the music comes back
+        // with the period after the announcement's last sample, not a device latency later.
+        let isAnnouncing = interruptionCount > 0 || inputs.contains { $0.isAnnouncing }
         for index in inputs.indices {
+            if let level = inputs[index].duckedLevel { inputs[index].duckLevel = isAnnouncing ? level : 1 }
             inputs[index].pruneSegments(before: heardFrameStamp, sampleRate: rate)
             let input = inputs[index]
             guard !input.isClosed, input.isStarted, !input.isPaused else {

@@ -135,7 +135,7 @@ func waitUntil(timeout: Duration = .seconds(20), _ condition: () -> Bool) async 
 func capture(
     _ buffers: [AudioBuffer], in directory: TemporaryDirectory, tailFrames: Int = 4_800,
     configure: (ALSAOutput, MixerInput) -> Void = { _, _ in },
-    during: (ALSAOutput, MixerInput) async throws -> Void = { _, _ in }
+    during: ((ALSAOutput, MixerInput) async throws -> Void)? = nil
 ) async throws -> [Int16] {
     let file = directory.path("capture-\(UUID().uuidString).wav")
     let total = buffers.reduce(0) { $0 + $1.frameCount }
@@ -146,8 +146,13 @@ func capture(
     configure(output, input)
     for buffer in buffers { _ = input.enqueue(buffer) }
     output.start()
-    try await during(output, input)
-    _ = try await waitUntil { input.queuedFrames == 0 }
+    if let during {
+        // Stop soon after the action instead of playing everything: the action's timing
+        // depends on the scheduler, what it does to the samples after it does not.
+        try await during(output, input)
+    } else {
+        _ = try await waitUntil { input.queuedFrames == 0 }
+    }
     let end = output.deviceTime + MediaTime(value: Int64(tailFrames), timescale: 48_000)
     _ = try await waitUntil { output.deviceTime >= end }
     output.stop()

@@ -1,0 +1,132 @@
+import Synchronization
+
+/// AVAudioSession's role on the appliance: what each player is, and what happens to the
+/// music when an announcement plays.
+///
+/// While an announcement plays, players in ``Category/backgroundMusic`` (and the
+/// soundtrack inputs registered with ``duck(_:)``) either duck to ``duckLevel`` with the
+/// mixer's ramp or pause; when the last announcement ends they are restored. Each change
+/// is posted on ``interruptions``.
+public final class AudioSession: Sendable {
+    /// What a source is.
+    public enum Category: Sendable, Hashable {
+        /// A video's own sound.
+        case soundtrack
+        /// Music beds and loops: ducked or paused by announcements.
+        case backgroundMusic
+        /// Spoken messages and chimes that interrupt the music.
+        case announcement
+    }
+
+    /// What announcements do to the music.
+    public enum InterruptionPolicy: Sendable, Hashable {
+        /// Lower the music to ``AudioSession/duckLevel`` and keep it playing.
+        case duck
+        /// Pause the music; resume it afterwards.
+        case pause
+    }
+
+    /// An interruption of the music (AVAudioSession's interruption notification).
+    public enum Interruption: Sendable, Hashable {
+        case began
+        /// The interruption ended; `shouldResume` says whether the music was set going again.
+        case ended(shouldResume: Bool)
+    }
+
+    public let policy: InterruptionPolicy
+    /// The music's gain during announcements (0.2 ≈ −14 dB).
+    public let duckLevel: Float
+    /// Whether music paused by an announcement resumes when it ends.
+    public let resumesAfterInterruption: Bool
+
+    private struct State {
+        var music: [AudioPlayer] = []
+        var soundtracks: [MixerInput] = []
+        var activeAnnouncements = 0
+        var observers: [Int: AsyncStream<Interruption>.Continuation] = [:]
+        var nextObserver = 0
+    }
+    private let state = Mutex(State())
+
+    public init(policy: InterruptionPolicy = .duck, duckLevel: Float = 0.2, resumesAfterInterruption: Bool = true) {
+        self.policy = policy
+        self.duckLevel = min(1, max(0, duckLevel))
+        self.resumesAfterInterruption = resumesAfterInterruption
+    }
+
+    /// Puts a music player under the session's control.
+    public func register(_ player: AudioPlayer) {
+        guard player.category == .backgroundMusic else { return }
+        state.withLock { $0.music.append(player) }
+        if policy == .duck { player.setDuckedLevel(duckLevel) }
+    }
+
+    /// Ducks a soundtrack input too during announcements.
+    public func duck(_ soundtrack: MixerInput) {
+        state.withLock { $0.soundtracks.append(soundtrack) }
+        soundtrack.setDuckedLevel(duckLevel)
+    }
+
+    /// Plays an announcement: interrupts the music, and restores it when the announcement
+    /// has played. With ``InterruptionPolicy/duck`` the mixer itself ducks and restores the
+    /// music around the announcement's samples; the events follow what was heard.
+    public func playAnnouncement(_ announcement: AudioPlayer) {
+        begin()
+        announcement.setDucksOthers(true)
+        announcement.setFinishHandler { [weak self] _ in self?.end() }
+        announcement.play()
+    }
+
+    /// Interrupts the music by hand (an external announcement); pair with ``endInterruption()``.
+    public func beginInterruption() {
+        if let output = state.withLock({ $0.music.first?.output ?? $0.soundtracks.first?.output }) {
+            output.shared.withLock { $0.interruptionCount += 1 }
+        }
+        begin()
+    }
+
+    /// Ends an interruption begun with ``beginInterruption()``.
+    public func endInterruption() {
+        if let output = state.withLock({ $0.music.first?.output ?? $0.soundtracks.first?.output }) {
+            output.shared.withLock { $0.interruptionCount = max(0, $0.interruptionCount - 1) }
+        }
+        end()
+    }
+
+    private func begin() {
+        let (first, music, observers) = state.withLock { state in
+            state.activeAnnouncements += 1
+            return (state.activeAnnouncements == 1, state.music, Array(state.observers.values))
+        }
+        guard first else { return }
+        if policy == .pause {
+            for player in music { player.setInterrupted(true) }
+        }
+        for observer in observers { observer.yield(.began) }
+    }
+
+    private func end() {
+        let (last, music, observers) = state.withLock { state in
+            state.activeAnnouncements = max(0, state.activeAnnouncements - 1)
+            return (state.activeAnnouncements == 0, state.music, Array(state.observers.values))
+        }
+        guard last else { return }
+        let resume = policy == .duck || resumesAfterInterruption
+        if policy == .pause, resume {
+            for player in music { player.setInterrupted(false) }
+        }
+        for observer in observers { observer.yield(.ended(shouldResume: resume)) }
+    }
+
+    /// Interruption events from now on.
+    public var interruptions: AsyncStream<Interruption> {
+        let (stream, continuation) = AsyncStream<Interruption>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let id = state.withLock { state in
+            state.nextObserver += 1
+            state.observers[state.nextObserver] = continuation
+            return state.nextObserver
+        }
+        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
+        return stream
+    }
+}
