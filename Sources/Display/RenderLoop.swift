@@ -227,9 +227,11 @@ final class RenderLoop: Sendable {
         guard let compositor = context.compositor else { return .skipped(RefreshTick(sequence: context.sequence, hostTime: expected)) }
         let tick = RefreshTick(sequence: context.sequence, hostTime: expected)
         context.sequence += 1
-        compositor.apply(layers.drainChanges(), at: expected)
         let source = shared.withLock { $0.source }
         let content = source?.content(for: tick)
+        // Layer changes are applied after the source was asked, so a source that adds an overlay while
+        // handing out a frame (a cue reached by that frame) has it drawn with that very frame.
+        compositor.apply(layers.drainChanges(), at: expected)
         if let content {
             if let frame = content.frame { compositor.setVideo(frame) }
             compositor.setSubtitle(content.subtitle)
