@@ -62,7 +62,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "Schedule",
-            dependencies: ["MediaTime", .product(name: "TOMLKit", package: "TOMLKit")],
+            dependencies: ["MediaTime"],
             swiftSettings: strict),
         .target(
             name: "ShowRunner",
@@ -89,7 +89,12 @@ let package = Package(
         .testTarget(name: "AudioTests", dependencies: ["Audio", "Playback", "MediaAsset", "MediaTime"]),
         .testTarget(
             name: "ScheduleTests",
-            dependencies: ["Schedule", "MediaTime", .product(name: "PropertyBased", package: "swift-property-based")]),
+            dependencies: [
+                "Schedule", "MediaTime",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+                // The reference parser for values on valid documents; kept out of the product (it pulls ICU).
+                .product(name: "TOMLKit", package: "TOMLKit"),
+            ]),
         .testTarget(
             name: "ShowRunnerTests",
             dependencies: ["ShowRunner", "Schedule", "Playback", "Display", "MediaAsset", "MediaTime"]),

@@ -49,12 +49,15 @@ public final class ALSAOutput: Sendable {
         public var inputQueueFrames: Int
         /// How often a lost device is tried again.
         public var reopenIntervalMilliseconds: Int
+        /// How long a device may accept no samples before it counts as gone (a sound
+        /// server can take a second or two to start consuming).
+        public var stallTimeoutMilliseconds: Int
 
         public init(
             deviceName: String = "default", fallbackDeviceName: String? = nil, configurationText: String? = nil,
             sampleRate: Int = 48_000, channelCount: Int = 2, sampleFormat: DeviceSampleFormat = .s16,
             latencyMicroseconds: Int = 100_000, rampMilliseconds: Int = 20, inputQueueFrames: Int? = nil,
-            reopenIntervalMilliseconds: Int = 1_000
+            reopenIntervalMilliseconds: Int = 1_000, stallTimeoutMilliseconds: Int = 3_000
         ) {
             self.deviceName = deviceName
             self.fallbackDeviceName = fallbackDeviceName
@@ -66,6 +69,7 @@ public final class ALSAOutput: Sendable {
             self.rampMilliseconds = rampMilliseconds
             self.inputQueueFrames = inputQueueFrames ?? sampleRate / 4
             self.reopenIntervalMilliseconds = reopenIntervalMilliseconds
+            self.stallTimeoutMilliseconds = stallTimeoutMilliseconds
         }
     }
 
@@ -149,12 +153,14 @@ public final class ALSAOutput: Sendable {
         }
         shared.broadcast()
         pthread_join(running.thread, nil)
-        shared.withLock { state in
+        let observers = shared.withLock { state in
             state.isStopped = true
-            for continuation in state.routeObservers.values { continuation.finish() }
-            state.routeObservers.removeAll()
+            defer { state.routeObservers.removeAll() }
+            return Array(state.routeObservers.values)
         }
         shared.broadcast()
+        // Outside the lock: finishing runs the stream's termination handler, which takes it.
+        for continuation in observers { continuation.finish() }
     }
 
     /// A new mixer input: an ``AudioSink`` in ``format`` that stays open across items.

@@ -53,7 +53,9 @@ struct AudioThread {
             if let current = device {
                 ALSAOutput.convert(mix, frames: frames * channels, to: &bytes, format: format.sampleFormat)
                 do {
-                    try bytes.withUnsafeBytes { try current.write($0, frames: frames, recovered: &recovered) }
+                    try bytes.withUnsafeBytes { try current.write(
+                            $0, frames: frames, stallTimeoutMilliseconds: configuration.stallTimeoutMilliseconds,
+                            recovered: &recovered) }
                     let delay = current.delay() ?? 0
                     heardFrame = mixed.firstFrame + Int64(frames) - Int64(delay)
                     isClocked = delay > 0

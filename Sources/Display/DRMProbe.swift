@@ -70,9 +70,11 @@ enum DRMProbe {
         return nil
     }
 
-    /// Whether the connector is connected now (a fresh probe, as hotplug detection needs).
+    /// Whether the connector is connected, as the kernel last saw it (its hotplug interrupt or output
+    /// polling keeps this current). `drmModeGetConnectorCurrent` does not force a probe, which on some
+    /// drivers takes long enough to stall the render thread.
     static func isConnected(fd: Int32, connectorID: UInt32) -> Bool {
-        guard let connector = drmModeGetConnector(fd, connectorID) else { return false }
+        guard let connector = drmModeGetConnectorCurrent(fd, connectorID) else { return false }
         defer { drmModeFreeConnector(connector) }
         return connector.pointee.connection == DRM_MODE_CONNECTED && connector.pointee.count_modes > 0
     }

@@ -1,5 +1,8 @@
 internal import CEGL
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Counts the users of each EGLDisplay. EGL hands every caller of the same platform and native display
 /// the same EGLDisplay, and `eglTerminate` from one render thread would pull it from under another
@@ -48,12 +51,13 @@ final class EGLRenderContext {
     ///
     /// The corresponding C functions are `eglGetPlatformDisplayEXT(EGL_PLATFORM_SURFACELESS_MESA)`,
     /// `eglInitialize`, `eglCreateContext` and `eglMakeCurrent`.
-    static func surfaceless() throws(DisplayError) -> EGLRenderContext {
+    static func surfaceless(maximumVersion: Int = 3) throws(DisplayError) -> EGLRenderContext {
         let display = vitrine_egl_get_platform_display(EGLenum(EGL_PLATFORM_SURFACELESS_MESA), nil, nil)
         guard let display, display != vitrine_egl_no_display() else {
             throw .egl("opening Mesa's surfaceless platform (EGL_MESA_platform_surfaceless)", eglGetError())
         }
-        return try EGLRenderContext(display: display, surfaceType: EGL_PBUFFER_BIT, nativeVisual: nil, makeSurface: nil)
+        return try EGLRenderContext(display: display, surfaceType: EGL_PBUFFER_BIT, nativeVisual: nil,
+                                    maximumVersion: maximumVersion, makeSurface: nil)
     }
 
     /// A context on a GBM device with a window surface on `gbmSurface` (the KMS display's scanout buffers).
@@ -62,13 +66,13 @@ final class EGLRenderContext {
         guard let display, display != vitrine_egl_no_display() else {
             throw .egl("opening the GBM platform", eglGetError())
         }
-        return try EGLRenderContext(display: display, surfaceType: EGL_WINDOW_BIT, nativeVisual: format) { display, config in
+        return try EGLRenderContext(display: display, surfaceType: EGL_WINDOW_BIT, nativeVisual: format, maximumVersion: 3) { display, config in
             eglCreateWindowSurface(display, config, EGLNativeWindowType(UInt(bitPattern: Int(bitPattern: gbmSurface))), nil)
         }
     }
 
     private init(
-        display: EGLDisplay, surfaceType: Int32, nativeVisual: UInt32?,
+        display: EGLDisplay, surfaceType: Int32, nativeVisual: UInt32?, maximumVersion: Int,
         makeSurface: ((EGLDisplay, EGLConfig) -> EGLSurface?)?
     ) throws(DisplayError) {
         guard retainDisplay(display) else { throw .egl("eglInitialize", eglGetError()) }
@@ -104,7 +108,10 @@ final class EGLRenderContext {
         }
         var context: EGLContext? = nil
         var version = 3
-        for candidateVersion in [3, 2] {
+        // VITRINE_GLES_VERSION=2 keeps a GLES 3 driver to the GLES 2 paths (to check them).
+        var limit = maximumVersion
+        if let value = getenv("VITRINE_GLES_VERSION"), let number = Int(String(cString: value)) { limit = min(limit, number) }
+        for candidateVersion in [3, 2] where candidateVersion <= limit {
             let contextAttributes: [EGLint] = [EGL_CONTEXT_MAJOR_VERSION, EGLint(candidateVersion), EGL_NONE]
             context = eglCreateContext(display, chosen, vitrine_egl_no_context(), contextAttributes)
             if let context, context != vitrine_egl_no_context() {

@@ -20,15 +20,17 @@ public final class HeadlessDisplay: Display {
     /// - Parameters:
     ///   - pacing: `.timer` for real playback; `.manual` to step with ``refresh()``.
     ///   - clock: the host clock presentation times are read from.
+    ///   - maximumGLESVersion: 2 keeps the compositor on its GLES 2 paths even where GLES 3 exists.
     public init(
         mode: DisplayMode = .fullHD, rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect,
-        pacing: RefreshPacing = .timer, clock: any HostClock = MonotonicClock(),
+        pacing: RefreshPacing = .timer, clock: any HostClock = MonotonicClock(), maximumGLESVersion: Int = 3,
         logger: Logger = Logger(label: "vitrine.display.headless")
     ) throws(DisplayError) {
         self.mode = mode
         self.rotation = rotation
         loop = try RenderLoop(
-            backend: SurfacelessBackend(width: mode.width, height: mode.height, clock: clock, logger: logger),
+            backend: SurfacelessBackend(width: mode.width, height: mode.height, maximumGLESVersion: maximumGLESVersion,
+                                        clock: clock, logger: logger),
             refreshInterval: mode.refreshInterval, rotation: rotation, gravity: gravity,
             pacing: pacing, clock: clock, logger: logger)
         logger.debug("headless display ready", metadata: ["mode": "\(mode)", "rotation": "\(rotation.rawValue)"])
@@ -55,20 +57,22 @@ public final class HeadlessDisplay: Display {
 /// Surfaceless EGL + an FBO: the headless display's device.
 final class SurfacelessBackend: RenderBackend {
     private let width: Int, height: Int
+    private let maximumGLESVersion: Int
     private let clock: any HostClock
     private let logger: Logger
     private var egl: EGLRenderContext?
     private var framebuffer: GLFramebuffer?
 
-    init(width: Int, height: Int, clock: any HostClock, logger: Logger) {
+    init(width: Int, height: Int, maximumGLESVersion: Int, clock: any HostClock, logger: Logger) {
         self.width = width
         self.height = height
+        self.maximumGLESVersion = maximumGLESVersion
         self.clock = clock
         self.logger = logger
     }
 
     func start() throws(DisplayError) -> (framebufferWidth: Int, framebufferHeight: Int, glesMajorVersion: Int) {
-        let egl = try EGLRenderContext.surfaceless()
+        let egl = try EGLRenderContext.surfaceless(maximumVersion: maximumGLESVersion)
         self.egl = egl
         framebuffer = try GLFramebuffer(width: width, height: height)
         logger.debug("surfaceless EGL", metadata: ["renderer": "\(egl.rendererName)", "gles": "\(egl.glesMajorVersion)"])

@@ -35,7 +35,7 @@ public final class KMSDisplay: Display {
         public var mode: DisplayMode?
         /// Whether ``mode``'s refresh rate was given (`1920x1080` matches any rate).
         public var modeRateGiven: Bool
-        /// Use legacy modesetting even when the driver offers atomic.
+        /// Use legacy modesetting even when the driver offers atomic (also `VITRINE_KMS_LEGACY=1`).
         public var forceLegacy: Bool
 
         public init(card: String? = nil, connector: String? = nil, mode: DisplayMode? = nil, modeRateGiven: Bool = true,
@@ -54,6 +54,9 @@ public final class KMSDisplay: Display {
     ///   ``DisplayError/drmMasterHeld(card:)``; ``DisplayError/modeUnavailable(requested:available:)``.
     public init(options: Options = Options(), rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect,
                 logger: Logger = Logger(label: "vitrine.display.kms")) throws(DisplayError) {
+        var options = options
+        // An escape hatch for drivers whose atomic support is broken.
+        if let value = getenv("VITRINE_KMS_LEGACY"), String(cString: value) == "1" { options.forceLegacy = true }
         let backend = try KMSBackend.open(options: options, logger: logger)
         self.mode = backend.mode.displayMode
         self.rotation = rotation
@@ -122,6 +125,8 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
     private var pendingEvents: [DisplayEvent] = []
     private var atomicProperties: (connector: [String: UInt32], crtc: [String: UInt32], plane: [String: UInt32], planeID: UInt32)?
     private var modeBlob: UInt32 = 0
+    /// Flips that timed out: their events may still arrive, and must find their state alive.
+    private var abandonedFlips: [FlipState] = []
 
     private init(cardPath: String, fd: Int32, output: DRMOutput, mode: drmModeModeInfo, forceLegacy: Bool, logger: Logger) {
         self.cardPath = cardPath
@@ -291,6 +296,7 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
                 pendingEvents.append(.flipTimedOut(seconds: KMSBackend.flipTimeout))
                 logger.error("page flip did not complete", metadata: ["timeout_s": "\(KMSBackend.flipTimeout)", "connector": "\(output.connectorName)"])
                 if let bo, let gbmSurface { gbm_surface_release_buffer(gbmSurface, bo) }
+                abandonedFlips.append(flip)
                 needsModeset = true
                 pendingEvents.append(.reinitialised("modeset again after a flip time-out"))
                 throw .drm("page flip", "no flip event within \(KMSBackend.flipTimeout) s")

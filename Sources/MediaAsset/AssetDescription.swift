@@ -112,8 +112,10 @@ struct AssetDescription: Sendable {
             clockwise = ((quarterTurns % 4) + 4) % 4 * 90
         }
 
+        // The asset's timeline starts at the container's start time (as `ffmpeg -ss` counts).
+        let origin = containerStart.isNumeric ? containerStart : .zero
         var start = Demuxer.time(stream.pointee.start_time, timeBase: timeBase)
-        if !start.isValid { start = containerStart.isValid ? containerStart : .zero }
+        start = start.isValid ? start - origin : .zero
         var trackDuration = Demuxer.time(stream.pointee.duration, timeBase: timeBase)
         if !trackDuration.isValid { trackDuration = containerDuration }
 

@@ -89,15 +89,22 @@ public final class AssetImageGenerator: Sendable {
             if case .cancelled = termination { stopped.store(true, ordering: .releasing) }
         }
         queue.async { [self] in
+            // When the media cannot be opened or decoded, every time fails with that one error
+            // instead of opening the media again for each.
+            var openError: MediaError?
             for time in times {
                 let cancelled = stopped.load(ordering: .acquiring) || generation.load(ordering: .acquiring) != startGeneration
                 if cancelled {
                     continuation.yield(ImageGenerationResult(requestedTime: time, outcome: .cancelled))
                     continue
                 }
+                if let openError {
+                    continuation.yield(ImageGenerationResult(requestedTime: time, outcome: .failed(openError)))
+                    continue
+                }
                 let outcome: ImageGenerationResult.Outcome
                 do throws(MediaError) {
-                    let (image, actual) = try makeImage(at: time, settings: request)
+                    let (image, actual) = try makeImage(at: time, settings: request, openError: &openError)
                     outcome = .succeeded(image: image, actualTime: actual)
                 } catch where error.reason == .cancelled {
                     outcome = .cancelled
@@ -121,11 +128,17 @@ public final class AssetImageGenerator: Sendable {
     }
 
     /// Runs on `queue`.
-    private func makeImage(at time: MediaTime, settings: Settings) throws(MediaError) -> (RGBAImage, MediaTime) {
+    private func makeImage(at time: MediaTime, settings: Settings, openError: inout MediaError?) throws(MediaError) -> (RGBAImage, MediaTime) {
         var current = extractor.withLock { $0 }
         if current == nil || current!.interruption.isCancelled {
             let interruption = IOInterruption()
-            let made = try FrameExtractor(asset: asset, interruption: interruption)
+            let made: FrameExtractor
+            do throws(MediaError) {
+                made = try FrameExtractor(asset: asset, interruption: interruption)
+            } catch {
+                if error.reason != .cancelled { openError = error }
+                throw error
+            }
             extractor.withLock { $0 = made }
             current = made
         }

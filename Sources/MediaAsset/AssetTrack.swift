@@ -70,7 +70,9 @@ public struct AssetTrack: Sendable, Hashable, Identifiable {
     public let realFrameRate: Rational
     /// The timestamp unit of the stream.
     public let timeBase: Rational
-    /// Where the track starts and how long it lasts in the asset's timeline.
+    /// Where the track starts and how long it lasts, in the asset's timeline: zero is the
+    /// container's start time (``ContainerFormat/startTime``), as for ``AssetImageGenerator``.
+    /// A track without its own duration gets the container's.
     public let timeRange: TimeRange
     /// The ISO 639-2 language code from the container (e.g. "eng"); nil when absent or "und".
     public let languageCode: String?

@@ -1,8 +1,7 @@
 /// A parsed schedule document, TOML or JSON alike, in which every value knows where it was written.
 ///
-/// TOMLKit checks TOML syntax (and reports its errors with line and column); this tree, built by
-/// ``TOMLPositionReader`` or ``JSONReader``, keeps each key's position so that the meaning checks
-/// can point at `file:line:column` too.
+/// This tree, built by ``TOMLPositionReader`` or ``JSONReader`` (both strict about syntax), keeps
+/// each key's position so that the meaning checks can point at `file:line:column`.
 struct DocumentNode: Sendable {
     enum Value: Sendable {
         case string(String)

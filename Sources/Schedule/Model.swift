@@ -5,9 +5,9 @@ public import MediaTime
 public struct Schedule: Sendable {
     /// The format version the file declares (``ScheduleReader/supportedVersions``).
     public var version: Int
-    /// The file the schedule was read from (for messages), and its folder, against which media
-    /// paths are resolved.
+    /// The file the schedule was read from, as given (for messages).
     public var sourcePath: String
+    /// The absolute folder of that file, against which relative media paths were resolved.
     public var baseDirectory: String
     /// The zone in which days, windows and recurrences are read.
     public var timeZone: ZoneInfo

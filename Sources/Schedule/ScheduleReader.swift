@@ -1,6 +1,5 @@
 import FoundationEssentials
 import MediaTime
-import TOMLKit
 
 /// The two spellings of a schedule.
 public enum ScheduleFormat: String, Sendable, Hashable {
@@ -47,14 +46,8 @@ public enum ScheduleReader {
         let root: DocumentNode
         switch format {
         case .toml:
-            do {
-                _ = try TOMLTable(string: text)
-            } catch let error as TOMLParseError {
-                let location = SourceLocation(file: path, line: error.source.begin.line, column: error.source.begin.column)
-                return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: location, "TOML syntax: \(error.description)")], isUnreadable: false)
-            } catch {
-                return Result(schedule: nil, diagnostics: [ScheduleDiagnostic(.error, .syntax, at: SourceLocation(file: path, line: 1, column: 1), "TOML syntax: \(error)")], isUnreadable: false)
-            }
+            // The position reader is a complete TOML 1.0 reader: it rejects every document the
+            // specification forbids, so no second parser (and no full Foundation, nor ICU) is needed.
             do {
                 root = try TOMLPositionReader.read(text, file: path)
             } catch {
@@ -90,7 +83,13 @@ struct ScheduleDecoder {
 
     init(path: String) {
         self.path = path
-        baseDirectory = ScheduleReader.directory(of: path)
+        // Absolute, so that a player started from another folder (a service) finds the media.
+        var base = ScheduleReader.directory(of: path)
+        if !base.hasPrefix("/") {
+            let cwd = FileManager.default.currentDirectoryPath
+            base = base == "." ? cwd : cwd + "/" + base
+        }
+        baseDirectory = base
     }
 
     static let topKeys = ["version", "timezone", "fallback", "display", "restart", "playlists", "entries"]
@@ -397,6 +396,7 @@ struct ScheduleDecoder {
                     log.error(.unknownWeekday, value.location, "\"\(text)\" is not a day of the week\(hint)")
                 }
             }
+            if values.isEmpty { log.error(.invalidValue, n.location, "days is empty: entry \"\(name)\" would never play (leave \"days\" out for every day)") }
             entry.days = days
         }
         if let n = table["start"] { entry.start = timeOfDay(n, "start") }
@@ -436,7 +436,7 @@ struct ScheduleDecoder {
         if written.hasPrefix("/") { return written }
         var relative = Substring(written)
         while relative.hasPrefix("./") { relative = relative.dropFirst(2) }
-        return baseDirectory == "." ? String(relative) : baseDirectory + "/" + relative
+        return baseDirectory == "/" ? "/" + relative : baseDirectory + "/" + relative
     }
 
     mutating func checkKeys(_ table: DocumentTable, _ allowed: [String], context: String) {

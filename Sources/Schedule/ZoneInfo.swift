@@ -248,7 +248,7 @@ struct PosixTimeZoneRule: Sendable, Hashable {
     }
 
     init?(_ text: String) {
-        var scanner = Array(text.unicodeScalars)
+        let scanner = Array(text.unicodeScalars)
         var index = 0
         func name() -> String? {
             if index < scanner.count && scanner[index] == "<" {
@@ -332,7 +332,6 @@ struct PosixTimeZoneRule: Sendable, Hashable {
             endTime = t
         }
         guard index == scanner.count else { return nil }
-        scanner = []
         dst = DaylightRule(abbreviation: dstName, offset: dstOffset, start: startDate, startTime: startTime, end: endDate, endTime: endTime)
     }
 

@@ -33,7 +33,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Loop the whole list forever (without a gap at the seam).")
     var loop = false
 
-    @Option(help: "Where to show the video: headless, kms or auto (KMS when a screen is connected).")
+    @Option(help: "Where to show the video: headless, kms, auto (KMS when a screen is connected) or null (no pixels: engine cost only).")
     var display: String = "auto"
 
     @Option(help: "Display mode WxH or WxH@Hz (default: the screen's preferred mode; headless 1920x1080).")
@@ -73,6 +73,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("clock-offset"), help: "Schedules: shift the wall clock by this many seconds.")
     var clockOffset: Double?
 
+    @Flag(help: "Run on a simulated clock, as fast as decoding allows, presenting to a paced null sink (no display, no sound): the presentation log is the one a real-time run on an idle machine would write.")
+    var simulatedClock = false
+
     var isSchedule: Bool {
         files.count == 1 && [".toml", ".json"].contains { files[0].lowercased().hasSuffix($0) }
     }
@@ -87,6 +90,10 @@ struct PlayCommand: AsyncParsableCommand {
             throw ValidationError("--start-at and --clock-offset apply to a schedule (a .toml or .json file)")
         }
         if isSchedule && loop { throw ValidationError("--loop applies to media files; a schedule says what loops") }
+        if (simulatedClock || display == "null") && (isSchedule || !screenshotAt.isEmpty) {
+            throw ValidationError("--simulated-clock and --display null play media files to null sinks: no schedules, no screenshots")
+        }
+        if simulatedClock || display == "null" { return }
         for request in screenshotAt {
             do { _ = try ScreenshotRequest(parsing: request) } catch { throw ValidationError(error.description) }
         }
@@ -114,6 +121,7 @@ struct PlayCommand: AsyncParsableCommand {
             return handler
         }
         let logger = Logger(label: "vitrine.play")
+        if simulatedClock || display == "null" { return try await runOnNullSinks() }
         // A schedule is read (and its media probed) before any device is opened.
         var schedule: Schedule?
         if isSchedule {
@@ -186,35 +194,19 @@ struct PlayCommand: AsyncParsableCommand {
             }
             show.stop()
         } else {
-            let items = files.map { file -> PlayerItem in
-                let item = PlayerItem(url: file)
-                if noAudio { item.isAudioEnabled = false }
-                return item
-            }
-            let player = QueuePlayer(items: items, videoSink: screen, audioSink: soundtrack)
+            // The queue owns the items: once played they are released.
+            let player = QueuePlayer(items: makeItems(), videoSink: screen, audioSink: soundtrack)
             player.loops = loop
             player.setPresentationHandler { log.record($0) }
-            let events = player.events
-            let watcher = Task {
-                for await event in events {
-                    switch event {
-                    case .itemStatusChanged(let item, .failed):
-                        printError("vitrine play: \(item.error?.description ?? item.url)")
-                    case .failedToPlayToEndTime(_, let error):
-                        printError("vitrine play: \(error.description)")
-                    default: break
-                    }
-                }
-            }
+            let watcher = watchFailures(of: player)
             player.play()
             while true {
                 try? await Task.sleep(for: .milliseconds(20))
                 if player.items().isEmpty { break }
                 if let limit, MonotonicClock().now() - started >= limit { break }
             }
-            player.invalidate()
-            watcher.cancel()
-            failed = items.allSatisfy { $0.status == .failed }
+            player.invalidate()  // ends the event stream, so the watcher finishes
+            failed = await watcher.value >= files.count
         }
         screen.stop()
         for problem in screenshots?.finish() ?? [] {
@@ -223,6 +215,62 @@ struct PlayCommand: AsyncParsableCommand {
         }
         log.close()
         if failed { throw ExitCode(1) }
+    }
+
+    private func makeItems() -> [PlayerItem] {
+        files.map { file in
+            let item = PlayerItem(url: file)
+            if noAudio { item.isAudioEnabled = false }
+            return item
+        }
+    }
+
+    /// Reports item failures on standard error; the task's value is how many items failed.
+    private func watchFailures(of player: QueuePlayer) -> Task<Int, Never> {
+        let events = player.events
+        return Task {
+            var failures = 0
+            for await event in events {
+                switch event {
+                case .itemStatusChanged(let item, .failed):
+                    failures += 1
+                    printError("vitrine play: \(item.error?.description ?? item.url)")
+                case .failedToPlayToEndTime(let item, let error) where item.status != .failed:
+                    // A read error part-way (load failures were reported just above).
+                    printError("vitrine play: \(error.description)")
+                default: break
+                }
+            }
+            return failures
+        }
+    }
+
+    /// `--display null` and `--simulated-clock`: the engine presenting to a paced null sink (no pixels) and,
+    /// unless --no-audio, a null audio sink; on the simulated clock as fast as decoding allows.
+    private func runOnNullSinks() async throws {
+        let writer: PresentationLogWriter?
+        do { writer = try presentationLog.map { path throws(PresentationLogError) in try PresentationLogWriter(path: path) } } catch {
+            throw ValidationError(error.description)
+        }
+        let clock: any HostClock = simulatedClock ? ManualClock(start: MonotonicClock().now()) : MonotonicClock()
+        let videoSink = NullVideoSink(refreshRate: refreshRate, clock: clock)
+        let audioSink: NullAudioSink? = noAudio ? nil : NullAudioSink(clock: clock)
+        let player = QueuePlayer(items: makeItems(), videoSink: videoSink, audioSink: audioSink, clock: clock)
+        player.loops = loop
+        if let writer { player.setPresentationHandler { writer.write($0) } }
+        let watcher = watchFailures(of: player)
+        player.play()
+        let start = clock.now()
+        let limit = duration.map { MediaTime(seconds: $0, preferredTimescale: 1000) }
+        while true {
+            try? await Task.sleep(for: .milliseconds(simulatedClock ? 2 : 20))
+            if player.items().isEmpty { break }
+            if let limit, clock.now() - start >= limit { break }
+        }
+        player.invalidate()
+        videoSink.stop()
+        writer?.close()
+        if await watcher.value >= files.count { throw ExitCode(1) }
     }
 
     private func openDisplay(_ configuration: DisplayConfiguration, logger: Logger) throws -> any Display {

@@ -156,7 +156,8 @@ struct ProbeReport: Encodable {
             startTime: format.startTime.isNumeric ? format.startTime.seconds : nil,
             bitRate: format.bitRate, trackCount: tracks.count)
         self.isPlayable = isPlayable
-        self.tracks = tracks.map(Self.track)
+        let origin = format.startTime.isNumeric ? format.startTime : .zero
+        self.tracks = tracks.map { Self.track($0, origin: origin) }
         var tags: [String: String] = [:]
         for item in metadata where item.format == format.metadataFormat {
             if let value = item.stringValue { tags[item.key] = value }
@@ -180,7 +181,8 @@ struct ProbeReport: Encodable {
         }
     }
 
-    private static func track(_ track: AssetTrack) -> Track {
+    /// A track's entry; times are in the container's timeline (ffprobe's), so `origin` is added back.
+    private static func track(_ track: AssetTrack, origin: MediaTime) -> Track {
         let isVideo = track.mediaType == .video
         let isAudio = track.mediaType == .audio
         var tags: [String: String] = [:]
@@ -199,7 +201,7 @@ struct ProbeReport: Encodable {
             isForced: track.isForced,
             isAttachedPicture: track.isAttachedPicture,
             timeBase: track.timeBase.description,
-            startTime: track.timeRange.start.isNumeric ? track.timeRange.start.seconds : nil,
+            startTime: track.timeRange.start.isNumeric ? (track.timeRange.start + origin).seconds : nil,
             duration: track.timeRange.duration.isNumeric ? track.timeRange.duration.seconds : nil,
             bitRate: track.bitRate > 0 ? track.bitRate : nil,
             frameCount: track.frameCount > 0 ? track.frameCount : nil,

@@ -5,6 +5,9 @@ import MediaAsset
 import MediaTime
 import Playback
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// `vitrine test-pattern`: shows a known picture on a display — quadrants red, green, blue and white with a
 /// text caption — for installers checking a screen and for the KMS proof in a VM.
@@ -31,6 +34,9 @@ struct TestPatternCommand: ParsableCommand {
     @Option(help: "Write a screenshot of the presented pattern to this PNG file.")
     var screenshot: String?
 
+    @Flag(help: "Move a bar across the middle at every refresh (exercises page flips) and report the presentation intervals.")
+    var animate = false
+
     func run() throws {
         var logger = Logger(label: "vitrine")
         logger.logLevel = .info
@@ -47,7 +53,7 @@ struct TestPatternCommand: ParsableCommand {
             throw ExitCode(1)
         }
         KMSDisplay.restoreOnTerminationSignals()
-        let source = PatternSource()
+        let source = PatternSource(animated: animate)
         screen.setSource(source)
         screen.layers.add(Overlay(.text("Vitrine test pattern", TextStyle(pixelSize: 32, background: .translucentBlack, alignment: .center)),
                                   frame: .relative(x: 0.2, y: 0.42, width: 0.6, height: 0.16)))
@@ -57,7 +63,9 @@ struct TestPatternCommand: ParsableCommand {
         while clock.now() < end {
             clock.sleep(until: clock.now() + MediaTime(value: 1, timescale: 20))
             if !announced, let tick = source.presented {
+                // Flushed at once: scripts wait for this line while the pattern is still up.
                 print("vitrine: pattern presented on \(screen.name) at \(MediaTime.format(seconds: tick.hostTime.seconds, decimals: 6))")
+                fflush(nil)
                 announced = true
                 if let screenshot {
                     do { try screen.screenshot().writePNG(to: screenshot) } catch {
@@ -67,6 +75,12 @@ struct TestPatternCommand: ParsableCommand {
             }
         }
         screen.stop()
+        if animate {
+            let (count, first, last) = source.statistics
+            let interval = count > 1 ? (last - first).seconds / Double(count - 1) * 1000 : 0
+            print("vitrine: presented \(count) frames, mean interval \(MediaTime.format(seconds: interval, decimals: 2)) ms, refresh \(MediaTime.format(seconds: screen.refreshInterval.seconds * 1000, decimals: 2)) ms")
+            fflush(nil)
+        }
         if !announced {
             printError("vitrine test-pattern: the pattern was never presented")
             throw ExitCode(1)
@@ -74,33 +88,58 @@ struct TestPatternCommand: ParsableCommand {
     }
 }
 
-/// Offers the quadrant pattern once and remembers when it was presented.
+/// Offers the quadrant pattern (once, or a new frame each refresh when animated) and remembers when
+/// frames were presented.
 private final class PatternSource: VideoFrameSource {
-    private let state = Mutex<(offered: Bool, presented: RefreshTick?)>((false, nil))
+    private struct State {
+        var offered: UInt64 = 0
+        var presented: RefreshTick?
+        var count = 0
+        var first: MediaTime = .zero
+        var last: MediaTime = .zero
+    }
+    private let state = Mutex(State())
+    private let animated: Bool
+
+    init(animated: Bool) { self.animated = animated }
 
     var presented: RefreshTick? { state.withLock { $0.presented } }
+    /// Frames presented, the first and the last presentation time.
+    var statistics: (Int, MediaTime, MediaTime) { state.withLock { ($0.count, $0.first, $0.last) } }
 
     func content(for tick: RefreshTick) -> VideoSinkContent? {
-        let first = state.withLock { state -> Bool in
-            defer { state.offered = true }
-            return !state.offered
+        let number = state.withLock { state -> UInt64? in
+            guard animated || state.offered == 0 else { return nil }
+            state.offered += 1
+            return state.offered
         }
-        return first ? VideoSinkContent(frameID: 1, frame: PatternSource.quadrants(width: 320, height: 180)) : nil
+        guard let number else { return nil }
+        return VideoSinkContent(frameID: number, frame: PatternSource.quadrants(width: 320, height: 180, bar: animated ? Int(number % 320) : nil))
     }
 
-    func didPresent(frameID: UInt64, at tick: RefreshTick) { state.withLock { $0.presented = tick } }
+    func didPresent(frameID: UInt64, at tick: RefreshTick) {
+        state.withLock { state in
+            if state.count == 0 { state.first = tick.hostTime }
+            state.count += 1
+            state.last = tick.hostTime
+            state.presented = tick
+        }
+    }
+
     func didSkipRefresh(_ tick: RefreshTick) {}
 
-    static func quadrants(width: Int, height: Int) -> VideoFrame {
+    /// Quadrants red, green, blue, white; with `bar`, a black 8-pixel bar at that column across the middle rows.
+    static func quadrants(width: Int, height: Int, bar: Int? = nil) -> VideoFrame {
         var pixels = [UInt8](repeating: 255, count: width * height * 4)
         for y in 0..<height {
             for x in 0..<width {
                 let i = (y * width + x) * 4
                 let left = x < width / 2, top = y < height / 2
                 let (r, g, b): (UInt8, UInt8, UInt8) = top ? (left ? (255, 0, 0) : (0, 255, 0)) : (left ? (0, 0, 255) : (255, 255, 255))
-                pixels[i] = r
-                pixels[i + 1] = g
-                pixels[i + 2] = b
+                let inBar = bar.map { x >= $0 && x < $0 + 8 && abs(y - height / 2) < 12 } ?? false
+                pixels[i] = inBar ? 0 : r
+                pixels[i + 1] = inBar ? 0 : g
+                pixels[i + 2] = inBar ? 0 : b
             }
         }
         return VideoFrame(planes: [pixels], bytesPerRow: [width * 4], width: width, height: height, pixelFormat: .rgba)

@@ -11,8 +11,9 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         discussion: """
             Each image is named by the time of the frame it shows, in seconds with six decimals
             and six integer digits: DIR/000002.000000.png. Without --exact the image is the
-            keyframe at or before each time (fast); with --exact it is the frame on screen at
-            that time. --count N picks the middles of N equal parts of the duration.
+            keyframe at or before each time (fast); with --exact it is the first frame whose
+            presentation time is at or after each time, decoded exactly: the frame
+            `ffmpeg -ss T -i FILE -frames:v 1` gives. --count N picks the middles of N equal parts of the duration.
             Written paths are printed on stdout, one per line.
 
             Exit status: 0 when every image was written; 1 when the input cannot be opened or
@@ -28,7 +29,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Comma-separated times: seconds (12.5) or [hh:]mm:ss[.frac].", valueName: "t1,t2,..."))
     var times: String?
 
-    @Flag(help: "Use the exact frame at each time instead of the nearest keyframe before it.")
+    @Flag(help: "Use the first frame at or after each time (as ffmpeg -ss picks it) instead of the keyframe before it.")
     var exact = false
 
     @Option(help: "Largest width in pixels (the height follows the aspect ratio).")
@@ -82,8 +83,11 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         }
         let generator = AssetImageGenerator(asset: asset)
         if exact {
+            // Nothing before the time, anything after it: the first frame at or after the time,
+            // which is what `ffmpeg -ss T` decodes. (Zero tolerance on both sides would give the
+            // frame whose interval contains the time: the same frame whenever T is a frame start.)
             generator.requestedTimeToleranceBefore = .zero
-            generator.requestedTimeToleranceAfter = .zero
+            generator.requestedTimeToleranceAfter = .positiveInfinity
         }
         generator.maximumSize = PixelSize(width: maxWidth ?? 0, height: maxHeight ?? 0)
         var failures = 0

@@ -28,3 +28,22 @@ struct DeviceErrorTests {
         }
     }
 }
+
+@Suite("The command line's audio options")
+struct AudioOutputOptionsTests {
+    @Test("--no-audio opens nothing")
+    func noAudio() throws {
+        #expect(try ALSAOutput.open(AudioOutputOptions(deviceName: "no_such_vitrine_device", isDisabled: true)) == nil)
+    }
+
+    @Test("--volume outside 0…1 is rejected with the flag's name")
+    func volumeRange() {
+        #expect(throws: AudioOptionsError.volumeOutOfRange(1.5)) { try AudioOutputOptions(volume: 1.5).validate() }
+        #expect(AudioOptionsError.volumeOutOfRange(1.5).description.contains("--volume"))
+    }
+
+    @Test("--audio-device with an unknown name fails before playback starts")
+    func unknownDevice() {
+        #expect(throws: AudioOutputError.self) { _ = try ALSAOutput.open(AudioOutputOptions(deviceName: "no_such_vitrine_device")) }
+    }
+}

@@ -66,8 +66,9 @@ struct ColorConversionTests {
     }
 
     /// Renders `frame` 1:1 and returns the screen as RGB bytes.
-    static func render(_ frame: VideoFrame) throws -> [UInt8] {
-        let display = try HeadlessDisplay(mode: DisplayMode(width: width, height: height), gravity: .resize, pacing: .manual)
+    static func render(_ frame: VideoFrame, glesVersion: Int = 3) throws -> [UInt8] {
+        let display = try HeadlessDisplay(mode: DisplayMode(width: width, height: height), gravity: .resize, pacing: .manual,
+                                          maximumGLESVersion: glesVersion)
         defer { display.stop() }
         let source = ScriptedSource()
         display.setSource(source)
@@ -107,6 +108,40 @@ struct ColorConversionTests {
         let rendered = try Self.render(Self.frame(raw, pixelFormat: test.pixelFormat, matrix: test.matrix, range: test.range))
         let score = psnr(rendered, reference)
         #expect(score >= 35, "PSNR \(score) dB")
+    }
+
+    @Test("the GLES 2 paths (luminance textures, repacked rows) convert the same", arguments: cases.filter { $0.matrix == .bt709 })
+    func gles2(_ test: Case) throws {
+        let raw = try Self.rawPicture(test.ffmpegFormat)
+        let reference = try Self.referenceRGB(raw, pixelFormat: test.ffmpegFormat, matrix: "bt709", range: test.range == .limited ? "tv" : "pc")
+        let frame = Self.padded(Self.frame(raw, pixelFormat: test.pixelFormat, matrix: test.matrix, range: test.range))
+        let score = psnr(try Self.render(frame, glesVersion: 2), reference)
+        #expect(score >= 35, "PSNR \(score) dB")
+    }
+
+    @Test("rows padded past the picture (FFmpeg's aligned line sizes) upload correctly on GLES 3", arguments: cases.filter { $0.matrix == .bt709 })
+    func paddedRows(_ test: Case) throws {
+        let raw = try Self.rawPicture(test.ffmpegFormat)
+        let reference = try Self.referenceRGB(raw, pixelFormat: test.ffmpegFormat, matrix: "bt709", range: test.range == .limited ? "tv" : "pc")
+        let score = psnr(try Self.render(Self.padded(Self.frame(raw, pixelFormat: test.pixelFormat, matrix: test.matrix, range: test.range))), reference)
+        #expect(score >= 35, "PSNR \(score) dB")
+    }
+
+    /// The same frame with 64 bytes of junk after every row, as FFmpeg's aligned buffers have.
+    static func padded(_ frame: VideoFrame) -> VideoFrame {
+        var planes: [[UInt8]] = [], strides: [Int] = []
+        for plane in frame.planes {
+            let rowBytes = plane.bytesPerRow
+            var bytes = [UInt8]()
+            for row in 0..<plane.height {
+                bytes += UnsafeRawBufferPointer(start: plane.base + row * rowBytes, count: rowBytes)
+                bytes += [UInt8](repeating: 0xAB, count: 64)
+            }
+            planes.append(bytes)
+            strides.append(rowBytes + 64)
+        }
+        return VideoFrame(planes: planes, bytesPerRow: strides, width: frame.width, height: frame.height,
+                          pixelFormat: frame.pixelFormat, colorMatrix: frame.colorMatrix, colorRange: frame.colorRange)
     }
 
     @Test("limited and full range give different pictures from the same bytes")

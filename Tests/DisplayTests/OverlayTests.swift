@@ -162,4 +162,22 @@ struct OverlayTests {
         try display.refresh()
         #expect(try display.screenshot().image.rgb(16, 8) == .red)
     }
+
+    @Test("a JPEG file decoded with libavcodec shows as an overlay")
+    func jpegFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-overlay-\(UUID().uuidString).jpg").path
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
+                             "-i", "color=c=red:size=32x16", "-frames:v", "1", path]
+        try process.run()
+        process.waitUntilExit()
+        try #require(process.terminationStatus == 0)
+        let (display, _, _) = try Self.blueScreen()
+        defer { display.stop() }
+        #expect(display.layers.addImage(contentsOf: path, frame: .pixels(x: 0, y: 0, width: 32, height: 16)) != nil)
+        try display.refresh()
+        #expect(try display.screenshot().image.rgb(16, 8).isClose(to: .red, tolerance: 12))
+    }
 }

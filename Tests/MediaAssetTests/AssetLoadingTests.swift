@@ -39,6 +39,15 @@ struct AssetLoadingTests {
         #expect(audio.codecName == "aac" && audio.sampleRate == 48000 && audio.channelCount == 2)
     }
 
+    @Test("track time ranges count from the container's start time")
+    func timeline() async throws {
+        // The TS starts at 1.429978 s (FFmpeg states it in microseconds); the video's first frame is at 1.44 s.
+        let (format, tracks) = try await Asset(pathOrURL: Fixtures.path("mpeg2.ts")).load(.containerFormat, .tracks)
+        #expect(format.startTime == MediaTime(value: 1_429_978, timescale: 1_000_000))
+        let video = try #require(tracks.first { $0.mediaType == .video })
+        #expect(video.timeRange.start == MediaTime(value: 10_022, timescale: 1_000_000))
+    }
+
     @Test("the NTSC clip's frame rate is exactly 30000/1001")
     func ntscRate() async throws {
         let tracks = try await Asset(pathOrURL: Fixtures.path("ntsc.mp4")).load(.tracks)

@@ -102,4 +102,21 @@ struct FFmpegWrapperTests {
             return error.operation == "cannot read stream information" && error.reason == .corruptData
         }
     }
+
+    @Test("a JPEG decodes to RGBA too")
+    func decodesJPEG() throws {
+        // ffmpeg writes a blue 40x30 JPEG (yuvj420p, full range).
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-\(getpid()).jpg").path
+        let ffmpeg = Process()
+        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+        ffmpeg.arguments = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "color=c=blue:size=40x30", "-frames:v", "1", path]
+        try ffmpeg.run()
+        ffmpeg.waitUntilExit()
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try #require(ffmpeg.terminationStatus == 0)
+        let image = try RGBAImage(contentsOf: path)
+        #expect(image.width == 40 && image.height == 30)
+        let pixel = image.pixel(x: 20, y: 15)
+        #expect(pixel.b > 200 && pixel.r < 40 && pixel.g < 40 && pixel.a == 255)
+    }
 }

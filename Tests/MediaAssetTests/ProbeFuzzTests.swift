@@ -5,7 +5,8 @@ import MediaTime
 
 /// A seeded mutation loop over the fixtures: the probe path (open, stream info, description)
 /// and the first-image path must end in a value or a `MediaError`, never a crash or a hang.
-/// `VITRINE_FUZZ_ITERATIONS` raises the count (CI runs the default; soak runs use more).
+/// `VITRINE_FUZZ_ITERATIONS` raises the count (CI runs the default; soak runs use more) and
+/// `VITRINE_FUZZ_SEED` explores other mutations.
 @Suite("Probe fuzzing", .enabled(if: Fixtures.available, "run scripts/fixtures.sh"))
 struct ProbeFuzzTests {
     /// SplitMix64: small, seedable, the same sequence everywhere.
@@ -61,7 +62,8 @@ struct ProbeFuzzTests {
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         defer { if ProcessInfo.processInfo.environment["VITRINE_FUZZ_KEEP"] == nil { try? FileManager.default.removeItem(at: directory) } }
 
-        var random = SeededGenerator(state: 0x5EED_CAFE)
+        let seed = ProcessInfo.processInfo.environment["VITRINE_FUZZ_SEED"].flatMap { UInt64($0) } ?? 0x5EED_CAFE
+        var random = SeededGenerator(state: seed)
         var described = 0, failed = 0, images = 0
         for iteration in 0..<iterations {
             let (name, original) = seeds[iteration % seeds.count]
@@ -74,7 +76,14 @@ struct ProbeFuzzTests {
                 described += 1
                 if tracks.contains(where: { $0.mediaType == .video && $0.isDecodable && !$0.isAttachedPicture }) {
                     do {
-                        _ = try await AssetImageGenerator(asset: asset).image(at: .zero)
+                        let generator = AssetImageGenerator(asset: asset)
+                        var time = MediaTime.zero
+                        if iteration % 3 == 0 {  // the exact path decodes past the keyframe
+                            generator.requestedTimeToleranceBefore = .zero
+                            generator.requestedTimeToleranceAfter = .zero
+                            time = MediaTime(value: 1, timescale: 2)
+                        }
+                        _ = try await generator.image(at: time)
                         images += 1
                     } catch {
                         #expect(error.description.hasPrefix(path), "\(error)")

@@ -1,3 +1,4 @@
+import Dispatch
 import MediaTime
 import Playback
 import Testing
@@ -47,6 +48,21 @@ struct QueueTests {
         #expect(gaps.allSatisfy { $0 == 2 || $0 == 3 })
         #expect(shown[50].refresh - shown[49].refresh <= 3)
         #expect(shown[100].refresh - shown[99].refresh <= 3)
+    }
+
+    @Test("a periodic observer fires at each item's start (a time jump) and when the queue runs out")
+    func periodicAcrossItems() {
+        let harness = Harness(refreshRate: 25)
+        let player = harness.queue(items(Self.clips))
+        defer { player.invalidate() }
+        let times = Collector<MediaTime>()
+        let queue = DispatchQueue(label: "periodic-queue")
+        _ = player.addPeriodicTimeObserver(forInterval: MediaTime(value: 1, timescale: 1), queue: queue) { times.append($0) }
+        player.play()
+        harness.video.run(until: { queue.sync {}; return player.items().isEmpty }, maxRefreshes: 1_000)
+        queue.sync {}
+        let seconds = times.values.map(\.seconds)
+        #expect(seconds == [0, 1, 0, 1, 0, 1, 2])
     }
 
     @Test("didPlayToEndTime is posted once per item")
@@ -124,5 +140,34 @@ struct QueueTests {
         #expect(shown.count == 160)
         #expect(Array(shown.map(\.presentationTime).prefix(150)) == reference + reference + reference)
         #expect(zip(shown, shown.dropFirst()).allSatisfy { $1.refresh == $0.refresh + 1 })
+    }
+}
+
+@Suite("Queue audio")
+struct QueueAudioTests {
+    @Test("audio runs on across the seam: no flush, contiguous samples, A/V within 20 ms in both items")
+    func gaplessAudio() {
+        let harness = Harness(audio: true)
+        let path = Fixtures.path("h264_aac.mp4")
+        let player = harness.queue([PlayerItem(url: path), PlayerItem(url: path)])
+        defer { player.invalidate() }
+        let frames = Collector<PresentedFrame>()
+        player.setPresentationHandler { if case .frame(let frame) = $0 { frames.append(frame) } }
+        player.play()
+        harness.video.run(refreshes: 5)
+        let flushesAtStart = harness.audio!.flushCount
+        harness.video.run(until: { player.items().isEmpty }, maxRefreshes: 3_000)
+        #expect(harness.audio!.flushCount == flushesAtStart)
+        // The sink's timeline is continuous: each buffer starts where the previous one ended.
+        let buffers = harness.audio!.recordedBuffers
+        let breaks = zip(buffers, buffers.dropFirst()).filter { previous, next in
+            abs((next.presentationTime - (previous.presentationTime + previous.duration)).seconds) > 1.0 / 48_000
+        }
+        #expect(breaks.isEmpty)
+        #expect(frames.values.count == 500)
+        let offsets = frames.values.compactMap { frame in frame.audioClock.map { abs(($0 - frame.presentationTime).seconds) } }
+        #expect(offsets.count >= 490)
+        #expect(offsets.allSatisfy { $0 <= 0.020 })
+        #expect(Set(frames.values.filter { $0.audioClock != nil }.map(\.itemIndex)) == [0, 1])
     }
 }

@@ -81,6 +81,7 @@ struct DiagnosticsTests {
         Case(name: "bad colour", replace: "image = \"logo.png\"", with: "text = \"Hello\"\n  color = \"white\"", kind: .invalidValue, line: 14, column: 3, mentions: "colour"),
         Case(name: "overlay rectangle off screen", replace: "rect = [0.7, 0.05, 0.25, 0.1]", with: "rect = [0.9, 0.05, 0.25, 0.1]", kind: .outOfRange, line: 14, column: 3, mentions: "does not fit"),
         Case(name: "bad gravity with a suggestion", replace: "volume = 0.5", with: "gravity = \"fil\"", kind: .invalidValue, line: 10, column: 1, mentions: "did you mean \"fill\""),
+        Case(name: "no days at all", replace: "days = [\"mon\", \"tue\"]", with: "days = []", kind: .invalidValue, line: 25, column: 1, mentions: "never play"),
         Case(name: "interrupt without a start", replace: "start = \"08:00\"", with: "interrupt = true", kind: .missingKey, line: 26, column: 1, mentions: "needs a \"start\""),
     ]
 

@@ -66,7 +66,8 @@ struct PCMDevice: @unchecked Sendable {
     let name: String
     let format: DeviceFormat
 
-    /// Opens `name` for playback, optionally with extra ALSA configuration text merged over
+    /// Opens `name` for playback in non-blocking mode (so a device that stops consuming
+    /// cannot hang the audio thread), optionally with extra ALSA configuration text merged over
     /// the global configuration, and negotiates one fixed format (trying `preferred` first).
     /// The corresponding C functions are `snd_pcm_open_lconf` and `snd_pcm_set_params`.
     static func open(
@@ -78,9 +79,9 @@ struct PCMDevice: @unchecked Sendable {
         if let configurationText {
             let configuration = try loadConfiguration(configurationText)
             defer { snd_config_delete(configuration) }
-            status = snd_pcm_open_lconf(&pcm, name, SND_PCM_STREAM_PLAYBACK, 0, configuration)
+            status = snd_pcm_open_lconf(&pcm, name, SND_PCM_STREAM_PLAYBACK, vitrine_snd_pcm_nonblock(), configuration)
         } else {
-            status = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, 0)
+            status = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, vitrine_snd_pcm_nonblock())
         }
         guard status >= 0, let pcm else { throw ALSAError(function: "snd_pcm_open", code: status) }
 
@@ -139,26 +140,41 @@ struct PCMDevice: @unchecked Sendable {
         return copy
     }
 
-    /// Writes interleaved frames in the device format, blocking while the buffer is full.
-    /// Returns frames written; throws on an error `snd_pcm_recover` could not clear.
-    /// `recovered` counts xruns and suspends that were recovered.
-    /// The corresponding C functions are `snd_pcm_writei` and `snd_pcm_recover`.
-    func write(_ bytes: UnsafeRawBufferPointer, frames: Int, recovered: inout Int) throws(ALSAError) {
+    /// Writes interleaved frames in the device format, waiting while the buffer is full.
+    /// Xruns and suspends are recovered and counted in `recovered`; an error that
+    /// `snd_pcm_recover` cannot clear, or a device that accepts nothing for
+    /// `stallTimeoutMilliseconds`, throws (the caller treats the device as gone).
+    /// The corresponding C functions are `snd_pcm_writei`, `snd_pcm_wait` and `snd_pcm_recover`.
+    func write(
+        _ bytes: UnsafeRawBufferPointer, frames: Int, stallTimeoutMilliseconds: Int, recovered: inout Int
+    ) throws(ALSAError) {
         let frameBytes = format.channelCount * format.sampleFormat.bytesPerSample
         var offset = 0
-        var attempts = 0
+        var failures = 0
+        var waitedMilliseconds = 0
         while offset < frames {
             let written = snd_pcm_writei(
                 handle, bytes.baseAddress! + offset * frameBytes, snd_pcm_uframes_t(frames - offset))
-            if written >= 0 {
+            if written > 0 {
                 offset += written
-                attempts = 0
+                failures = 0
+                waitedMilliseconds = 0
                 continue
             }
-            let code = Int32(written)
-            if code == -EAGAIN { continue }
-            attempts += 1
-            guard attempts < 4, code == -EPIPE || code == -ESTRPIPE || code == -EINTR else {
+            var code = Int32(written)
+            if written == 0 || code == -EAGAIN {
+                guard waitedMilliseconds < stallTimeoutMilliseconds else {
+                    throw ALSAError(function: "snd_pcm_wait", code: -ETIMEDOUT)
+                }
+                let ready = snd_pcm_wait(handle, 50)
+                if ready >= 0 {
+                    if ready == 0 { waitedMilliseconds += 50 }
+                    continue
+                }
+                code = ready
+            }
+            failures += 1
+            guard failures < 4, code == -EPIPE || code == -ESTRPIPE || code == -EINTR else {
                 throw ALSAError(function: "snd_pcm_writei", code: code)
             }
             let status = snd_pcm_recover(handle, code, 1)
@@ -181,7 +197,10 @@ struct PCMDevice: @unchecked Sendable {
     /// Plays out what is buffered (when `drain`) and closes. The corresponding C functions are
     /// `snd_pcm_drain` and `snd_pcm_close`.
     func close(drain: Bool) {
-        if drain { snd_pcm_drain(handle) }
+        if drain {
+            snd_pcm_nonblock(handle, 0)
+            snd_pcm_drain(handle)
+        }
         snd_pcm_close(handle)
     }
 

@@ -51,7 +51,11 @@ struct OutputState: Sendable {
         var heard = heardFrameStamp
         if isClockRunning {
             let elapsed = max(0, nowNanos - stampHostNanos)
-            heard += elapsed * Int64(deviceFormat.sampleRate) / 1_000_000_000
+            // A running device is re-stamped every period; when a write blocks longer, the
+            // device is not consuming (a sound server still starting, a stall), so extrapolate
+            // two periods at most instead of running ahead of what is heard.
+            let extrapolated = elapsed * Int64(deviceFormat.sampleRate) / 1_000_000_000
+            heard += min(extrapolated, Int64(2 * deviceFormat.periodFrames))
             heard = min(heard, framesWritten)
         }
         heard = max(heard, lastHeardEstimate)

@@ -31,15 +31,30 @@ package final class RGBAScaler: @unchecked Sendable {
             throw MediaError(source: source, operation: "cannot convert a frame", reason: .other,
                              detail: "(no conversion from pixel format \(frame.format))")
         }
-        var pixels = [UInt8](repeating: 0, count: outputWidth * outputHeight * 4)
-        let status = pixels.withUnsafeMutableBufferPointer { buffer -> Int32 in
-            var destination: [UnsafeMutablePointer<UInt8>?] = [buffer.baseAddress, nil, nil, nil]
-            var strides: [Int32] = [Int32(outputWidth * 4), 0, 0, 0]
-            return withUnsafePointer(to: frame.pointer.pointee.data) { data in
-                withUnsafePointer(to: frame.pointer.pointee.linesize) { lines in
-                    let sourcePlanes = UnsafeRawPointer(data).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
-                    let sourceStrides = UnsafeRawPointer(lines).assumingMemoryBound(to: Int32.self)
-                    return sws_scale(context, sourcePlanes, sourceStrides, 0, Int32(frame.height), &destination, &strides)
+        // swscale's vector code writes whole blocks past the end of a row (and of the last
+        // row) for some conversions, e.g. yuvj420p to RGBA: scale into a padded, aligned
+        // FFmpeg buffer, then copy the rows out tightly.
+        let rowBytes = outputWidth * 4
+        let stride = (rowBytes + 63) & ~63
+        let bufferSize = stride * (outputHeight + 2) + 64
+        guard let buffer = av_malloc(bufferSize)?.assumingMemoryBound(to: UInt8.self) else {
+            throw MediaError(source: source, operation: "cannot convert a frame", reason: .outOfMemory)
+        }
+        defer { av_free(buffer) }
+        var destination: [UnsafeMutablePointer<UInt8>?] = [buffer, nil, nil, nil]
+        var strides: [Int32] = [Int32(stride), 0, 0, 0]
+        let status = withUnsafePointer(to: frame.pointer.pointee.data) { data in
+            withUnsafePointer(to: frame.pointer.pointee.linesize) { lines in
+                let sourcePlanes = UnsafeRawPointer(data).assumingMemoryBound(to: UnsafePointer<UInt8>?.self)
+                let sourceStrides = UnsafeRawPointer(lines).assumingMemoryBound(to: Int32.self)
+                return sws_scale(context, sourcePlanes, sourceStrides, 0, Int32(frame.height), &destination, &strides)
+            }
+        }
+        var pixels = [UInt8](repeating: 0, count: rowBytes * outputHeight)
+        if status >= 0 {
+            pixels.withUnsafeMutableBytes { output in
+                for row in 0..<outputHeight {
+                    (output.baseAddress! + row * rowBytes).copyMemory(from: buffer + row * stride, byteCount: rowBytes)
                 }
             }
         }

@@ -1,9 +1,16 @@
 public import MediaTime
 import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A video sink with no screen: a thread paced by a host clock pulls a frame at every refresh
 /// and reports it presented at the refresh time. For `vitrine play --display headless` until a
 /// real display is wired in, and for benchmarks (what the engine costs, without drawing).
+///
+/// Given a ``ManualClock`` it runs as fast as decoding allows instead: before each refresh it
+/// waits for frames on their way, then advances the clock by one refresh, so the presentation
+/// log is the one a real-time run on an idle machine would write.
 public final class NullVideoSink: VideoSink, @unchecked Sendable {
     public let refreshInterval: MediaTime
     public let outputSize: (width: Int, height: Int)
@@ -36,8 +43,20 @@ public final class NullVideoSink: VideoSink, @unchecked Sendable {
     private func loop() {
         var sequence: UInt64 = 0
         var next = clock.now()
+        let manual = clock as? ManualClock
         while running.load(ordering: .relaxed) {
-            clock.sleep(until: next)
+            if let manual {
+                if let paced = source.withLock({ $0 }) as? any PacedFrameSource {
+                    var waited = 0
+                    while paced.isWaitingForData() && waited < 100_000 && running.load(ordering: .relaxed) {
+                        usleep(200)
+                        waited += 1
+                    }
+                }
+                manual.advance(to: next)
+            } else {
+                clock.sleep(until: next)
+            }
             let tick = RefreshTick(sequence: sequence, hostTime: next)
             if let current = source.withLock({ $0 }) {
                 if let content = current.content(for: tick) {
@@ -49,7 +68,7 @@ public final class NullVideoSink: VideoSink, @unchecked Sendable {
             sequence += 1
             next = next + refreshInterval
             let now = clock.now()
-            if now > next + refreshInterval * 4 {
+            if manual == nil && now > next + refreshInterval * 4 {
                 // Fell behind (machine busy): skip the missed refreshes rather than racing.
                 next = now
             }
@@ -62,9 +81,11 @@ public final class NullVideoSink: VideoSink, @unchecked Sendable {
 /// `vitrine play` until an ALSA output is wired in.
 public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, @unchecked Sendable {
     private let inner: RecordingAudioSink
+    private let clock: any HostClock
 
     public init(format: AudioFormat = AudioFormat(), clock: any HostClock = MonotonicClock()) {
         inner = RecordingAudioSink(clock: clock, format: format, capacity: MediaTime(value: 1, timescale: 5), recording: false)
+        self.clock = clock
     }
 
     public var format: AudioFormat { inner.format }

@@ -63,12 +63,17 @@ public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, @uncheck
 
     public func enqueue(_ buffer: AudioBuffer) -> Bool {
         let flushesBefore = state.withLock { $0.flushes }
-        var waited = 0
-        while queuedDuration >= capacity {
+        let simulated = clock is ManualClock
+        var waitedNanoseconds: Int64 = 0
+        while true {
+            let excess = queuedDuration - capacity
+            if excess < .zero { break }
             if state.withLock({ $0.flushes }) != flushesBefore { return false }
-            usleep(500)
-            waited += 1
-            if waited > 20_000 { return false }
+            // A manual clock moves in another thread's steps: poll. A real one: sleep until room.
+            let nap: Int64 = simulated ? 500_000 : min(max(excess.nanoseconds, 1_000_000), 20_000_000)
+            usleep(UInt32(nap / 1000))
+            waitedNanoseconds += nap
+            if simulated && waitedNanoseconds > 10_000_000_000 { return false }
         }
         return state.withLock { state in
             guard state.flushes == flushesBefore else { return false }

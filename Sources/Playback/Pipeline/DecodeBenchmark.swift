@@ -28,18 +28,10 @@ public enum DecodeBenchmark {
         var result = Result(videoFrames: 0, audioFrames: 0)
         while true {
             if let error = failure.withLock({ $0 }) { throw error }
-            guard opened.load(ordering: .acquiring) else {
-                _ = pipeline.takeAudio(timeoutNanoseconds: 2_000_000)
-                continue
-            }
-            result.videoFrames += pipeline.withVideoFrames { queue in
-                defer { queue.removeAll() }
-                return queue.count
-            }
-            if let audio = pipeline.takeAudio(timeoutNanoseconds: 2_000_000) {
-                result.audioFrames += audio.buffer.frameCount
-            }
-            if pipeline.videoFinished && pipeline.audioFinished { break }
+            let taken = pipeline.takeAllDecoded(timeoutNanoseconds: 50_000_000)
+            result.videoFrames += taken.videoFrames
+            result.audioFrames += taken.audioFrames
+            if taken.finished && opened.load(ordering: .acquiring) { break }
         }
         if let error = pipeline.readFailure { throw error }
         return result

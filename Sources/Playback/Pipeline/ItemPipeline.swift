@@ -204,6 +204,30 @@ final class ItemPipeline: @unchecked Sendable {
         }
     }
 
+    /// Takes every decoded frame and buffer, waiting (up to the timeout) while there is none:
+    /// the consumer of ``DecodeBenchmark``. Returns the video frames and audio samples taken, and
+    /// whether decoding has finished.
+    func takeAllDecoded(timeoutNanoseconds: Int64) -> (videoFrames: Int, audioFrames: Int, finished: Bool) {
+        lock.withLock {
+            func finished() -> Bool {
+                guard let info else { return false }
+                let videoDone = !info.hasVideo || videoFinishedSerial == serial
+                let audioDone = !info.hasAudio || !audioWanted || audioFinishedSerial == serial
+                return videoDone && audioDone
+            }
+            if videoFrames.isEmpty && audioBuffers.isEmpty && !finished() && !stopping {
+                lock.wait(timeoutNanoseconds: timeoutNanoseconds)
+            }
+            let video = videoFrames.count
+            let audio = audioBuffers.reduce(0) { $0 + $1.buffer.frameCount }
+            videoFrames.removeAll(keepingCapacity: true)
+            audioBuffers.removeAll(keepingCapacity: true)
+            audioBufferedDuration = .zero
+            if video > 0 || audio > 0 { lock.broadcast() }
+            return (video, audio, finished() && videoFrames.isEmpty && audioBuffers.isEmpty)
+        }
+    }
+
     /// Looks at the next audio buffer without taking it.
     func peekAudio() -> DecodedAudioBuffer? { lock.withLock { audioBuffers.first } }
 

@@ -39,7 +39,9 @@ public class Player: @unchecked Sendable {
     deinit { core.invalidate() }
 
     /// Stops playback and every engine thread, detaches the sinks, and waits for it all.
-    /// The player cannot be used afterwards.
+    /// The player cannot be used afterwards. Deinit does the same; a sink handed to a new player
+    /// must first be released by the old one (invalidate it, or let it go), since detaching
+    /// clears the sink's source.
     public func invalidate() { core.invalidate() }
 
     /// `readyToPlay` once the player is connected to its sinks.

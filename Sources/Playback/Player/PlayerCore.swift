@@ -43,6 +43,16 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var isFrame = true
     }
 
+    /// One item's audio in the sink's continuous timeline: items follow each other without a
+    /// flush, so the sink's media time is item time plus `offset`.
+    struct AudioFeed {
+        var item: PlayerItem
+        var offset: MediaTime
+        /// The end of what was enqueued, in item time.
+        var end: MediaTime
+        var started: Bool
+    }
+
     struct SeekRequest {
         var item: PlayerItem
         var serial: Int
@@ -75,9 +85,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var stalled = false
         var observers: [TimeObserver] = []
         var nextObserverID = 0
+        /// Bumped whenever the audio stream must restart (seek, rate leaving or entering 1,
+        /// an item change that is not a natural advance): the feeder then flushes the sink.
         var audioGeneration = 0
-        var audioStartedGeneration = -1
-        var lastAudioEnd: MediaTime = .zero
+        /// The items whose audio went to the sink since the last flush, in order.
+        var audioFeeds: [AudioFeed] = []
         var invalidated = false
         var presentationHandler: (@Sendable (PresentationRecord) -> Void)?
     }
@@ -89,7 +101,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     let audioFormat: AudioFormat
     let events = EventHub<PlayerEvent>()
     private let teardown = DispatchGroup()
-    private let teardownQueue = DispatchQueue(label: "vitrine.player.teardown", attributes: .concurrent)
+    private let teardownQueue = DispatchQueue(label: "vitrine.player.teardown")
     private let defaultObserverQueue = DispatchQueue(label: "vitrine.player.observers")
     private var feeder: WorkerThread?
     private let feederWake = ConditionLock()
@@ -111,13 +123,15 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
 
     /// Stops every thread: the feeder, every item's pipeline. Waits for them.
     func invalidate() {
-        let items: [PlayerItem] = state.withLock { state in
-            guard !state.invalidated else { return [] }
+        let items: [PlayerItem]? = state.withLock { state in
+            guard !state.invalidated else { return nil }
             state.invalidated = true
             state.rate = 0
             defer { state.items.removeAll() }
             return state.items
         }
+        // Only the first call tears down (a later or concurrent one returns at once).
+        guard let items else { return }
         videoSink?.setSource(nil)
         audioSink?.flush()
         feederWake.withLock { feederWake.broadcast() }
@@ -196,9 +210,12 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     }
 
     /// Sets up the new `items.first` as current: a fresh timeline, audio restarted.
-    private func makeCurrent(_ state: inout State, effects: inout [@Sendable () -> Void]) {
+    private func makeCurrent(_ state: inout State, effects: inout [@Sendable () -> Void], gapless: Bool = false) {
         let current = state.items.first
+        let previousTime = state.handedEnd ?? state.pausedTime
         state.itemIndex += 1
+        // Time jumps to the new item's start: periodic observers fire on its first frame.
+        for key in state.periodicIndex.keys { state.periodicIndex[key] = .min }
         state.pausedTime = current?.state.withLock { $0.startTime } ?? .zero
         state.anchor = nil
         state.needsFirstFrame = true
@@ -207,8 +224,9 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         state.lastPresented = nil
         state.ended = false
         state.stalled = false
-        state.audioGeneration += 1
-        state.lastAudioEnd = .zero
+        // A natural advance keeps the audio stream running (the feeder may already be on the new
+        // item); anything else restarts it.
+        if !gapless { state.audioGeneration += 1 }
         for seek in state.seeks { if let completion = seek.completion { effects.append { completion(false) } } }
         state.seeks.removeAll()
         if let current {
@@ -221,6 +239,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         effects.append { events.emit(.currentItemChanged(current)) }
         if current == nil && state.rate != 0 {
             state.rate = 0
+            firePeriodic(&state, time: previousTime, effects: &effects)
             effects.append { events.emit(.rateChanged(0)) }
         }
         feederWake.broadcast()
@@ -267,6 +286,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
                 kind: .itemFailed, itemIndex: index, source: item.url, time: nil, at: clock.now(),
                 reason: item.error?.description ?? "unknown error")))
         }
+    }
+
+    /// The audio feed of `item` in the current generation, if its audio reached the sink.
+    private func audioFeed(_ state: State, for item: PlayerItem) -> AudioFeed? {
+        state.audioFeeds.last { $0.item === item && $0.started }
     }
 
     // MARK: Rate and time
@@ -448,11 +472,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         if state.ended { return nil }
 
         // The master clock at this refresh.
-        let audioRunning = state.rate == 1 && pipeline.audioEnabled && state.audioStartedGeneration == state.audioGeneration
+        let feed = state.rate == 1 && pipeline.audioEnabled ? audioFeed(state, for: item) : nil
         var audioClock: MediaTime?
-        if audioRunning, let reading {
-            let extrapolated = reading.mediaTime + max(.zero, tick.hostTime - reading.hostTime)
-            let drained = pipeline.audioFinished && extrapolated >= state.lastAudioEnd
+        if let feed, let reading {
+            let extrapolated = reading.mediaTime + max(.zero, tick.hostTime - reading.hostTime) - feed.offset
+            let drained = pipeline.audioFinished && extrapolated >= feed.end
             if !drained { audioClock = extrapolated }
         }
         var time: MediaTime
@@ -528,8 +552,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         if hasVideo {
             ended = videoDone && (state.handedEnd == nil || time >= shownEnd)
         } else {
-            ended = pipeline.audioFinished && (audioClock == nil || time >= state.lastAudioEnd)
-                && state.audioStartedGeneration == state.audioGeneration
+            ended = pipeline.audioFinished && feed != nil && (audioClock == nil || time >= feed!.end)
         }
         if ended {
             endItem(&state, item: item, pipeline: pipeline, time: time, tick: tick, effects: &effects)
@@ -590,7 +613,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         case .advance:
             state.items.removeFirst()
             release([item])
-            makeCurrent(&state, effects: &effects)
+            makeCurrent(&state, effects: &effects, gapless: true)
             prepareUpcoming(&state)
             if state.items.isEmpty {
                 state.ended = true
@@ -703,7 +726,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
                 }
             }
             if state.rate == 1 && pipeline.audioEnabled && !pipeline.audioFinished {
-                if state.audioStartedGeneration != state.audioGeneration { return true }
+                if audioFeed(state, for: item) == nil { return true }
                 if let level = audioSink as? any AudioSinkBufferLevel, level.queuedDuration < MediaTime(value: 1, timescale: 10) {
                     return true
                 }
@@ -720,46 +743,90 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
 
     // MARK: Audio feeder
 
-    /// Moves decoded audio of the current item into the audio sink, in order, on its own thread.
-    /// Off rate 1 the audio is not played (muted; video keeps the rate by the display clock).
+    /// Moves decoded audio into the audio sink, in order, on its own thread: the current item's,
+    /// then — as soon as it is all out — the next item's, so audio runs on across the seam with
+    /// no flush. Off rate 1 the audio is not played (muted; the display clock paces video).
     private func feedAudio() {
         guard let sink = audioSink else { return }
         var fedGeneration = -1
+        var feeding: PlayerItem?
+        var offset = MediaTime.zero
+        var end = MediaTime.zero
+        func idle() { feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) } }
         while true {
-            let snapshot: (pipeline: ItemPipeline?, generation: Int, rate: Double)? = state.withLock { state in
+            let snapshot: (items: [PlayerItem], generation: Int, rate: Double)? = state.withLock { state in
                 guard !state.invalidated else { return nil }
-                return (state.items.first?.pipeline, state.audioGeneration, state.ended ? 0 : state.rate)
+                return (state.items, state.audioGeneration, state.ended ? 0 : state.rate)
             }
             guard let snapshot else { return }
             if snapshot.generation != fedGeneration {
                 sink.flush()
                 fedGeneration = snapshot.generation
+                // Items whose beginning already went out must play it again when their turn comes.
+                let fedAhead: [PlayerItem] = state.withLock { state in
+                    defer { state.audioFeeds.removeAll() }
+                    return state.audioFeeds.filter { $0.started && $0.item !== state.items.first }.map(\.item)
+                }
+                for item in fedAhead where snapshot.items.contains(where: { $0 === item }) { item.rewind() }
+                feeding = nil
             }
-            guard let pipeline = snapshot.pipeline, snapshot.rate > 0, pipeline.audioEnabled else {
-                feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) }
+            if feeding == nil || !snapshot.items.contains(where: { $0 === feeding }) {
+                // Start after a flush, or go on without a gap when the item being fed has ended.
+                guard let first = snapshot.items.first else { feeding = nil; idle(); continue }
+                offset = feeding == nil ? .zero : offset + end
+                feeding = first
+                end = .zero
+                register(first, offset: offset, generation: fedGeneration)
+            }
+            guard let item = feeding, let pipeline = item.pipeline, snapshot.rate > 0, pipeline.audioEnabled else {
+                idle()
                 continue
             }
-            guard let next = pipeline.takeAudio(timeoutNanoseconds: 20_000_000) else { continue }
+            guard let next = pipeline.takeAudio(timeoutNanoseconds: 20_000_000) else {
+                guard pipeline.audioFinished else { continue }
+                // All of this item's audio is out: move on to the next item once it is ready.
+                if snapshot.rate == 1, let index = snapshot.items.firstIndex(where: { $0 === item }),
+                   let following = snapshot.items[(index + 1)...].first(where: { $0.status != .failed }),
+                   following.status == .readyToPlay, following.pipeline?.audioEnabled == true {
+                    offset = offset + end
+                    end = .zero
+                    feeding = following
+                    register(following, offset: offset, generation: fedGeneration)
+                } else {
+                    idle()
+                }
+                continue
+            }
             guard next.serial == pipeline.serial else { continue }
             if snapshot.rate != 1 {
                 // Muted off 1.0: drop what the video clock has passed, without outrunning it.
                 let now = currentTime()
-                if next.buffer.presentationTime > now + MediaTime(value: 1, timescale: 2) {
-                    feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) }
-                }
+                if next.buffer.presentationTime > now + MediaTime(value: 1, timescale: 2) { idle() }
                 continue
             }
             let stillCurrent = state.withLock { $0.audioGeneration == fedGeneration && !$0.invalidated }
             guard stillCurrent else { continue }
-            if sink.enqueue(next.buffer) {
-                let end = next.buffer.presentationTime + next.buffer.duration
+            var shifted = next.buffer
+            shifted.presentationTime = next.buffer.presentationTime + offset
+            if sink.enqueue(shifted) {
+                end = next.buffer.presentationTime + next.buffer.duration
+                let fedEnd = end
                 state.withLock { state in
-                    if state.audioGeneration == fedGeneration {
-                        state.audioStartedGeneration = fedGeneration
-                        state.lastAudioEnd = end
-                    }
+                    guard state.audioGeneration == fedGeneration,
+                          let index = state.audioFeeds.lastIndex(where: { $0.item === item }) else { return }
+                    state.audioFeeds[index].end = fedEnd
+                    state.audioFeeds[index].started = true
                 }
             }
+        }
+    }
+
+    /// Notes that `item`'s audio now goes to the sink at `offset` (feeder thread).
+    private func register(_ item: PlayerItem, offset: MediaTime, generation: Int) {
+        state.withLock { state in
+            guard state.audioGeneration == generation else { return }
+            state.audioFeeds.append(AudioFeed(item: item, offset: offset, end: .zero, started: false))
+            if state.audioFeeds.count > 8 { state.audioFeeds.removeFirst(state.audioFeeds.count - 8) }
         }
     }
 }

@@ -268,6 +268,13 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
 
     var pipeline: ItemPipeline? { state.withLock { $0.pipeline } }
 
+    /// Restarts a prepared item's decoding at its start time (its first audio was already played
+    /// ahead of a seam that then did not happen).
+    func rewind() {
+        let (pipeline, start) = state.withLock { ($0.pipeline, $0.startTime) }
+        pipeline?.seek(to: start, exact: true)
+    }
+
     /// Stops decoding and releases the input (the item was removed or finished).
     func release() {
         let pipeline = state.withLock { state -> ItemPipeline? in

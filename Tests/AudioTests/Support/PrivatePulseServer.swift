@@ -11,7 +11,7 @@ final class PrivatePulseServer: @unchecked Sendable {
     }
 
     let directory: TemporaryDirectory
-    private var process: Process?
+    private var process: ChildProcess?
     var socketPath: String { directory.path("native") }
 
     init() throws {
@@ -29,20 +29,17 @@ final class PrivatePulseServer: @unchecked Sendable {
     /// Starts (or restarts) the server and waits for its socket.
     func start() throws {
         try? FileManager.default.removeItem(atPath: socketPath)
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/pulseaudio")
-        process.arguments = [
-            "-n", "--daemonize=no", "--exit-idle-time=-1", "--use-pid-file=no", "--disable-shm=yes",
-            "-L", "module-null-sink sink_name=testsink",
-            "-L", "module-native-protocol-unix auth-anonymous=1 socket=\(socketPath)",
-        ]
         var environment = ProcessInfo.processInfo.environment
         environment["XDG_RUNTIME_DIR"] = directory.url.path
         environment["HOME"] = directory.url.path
-        process.environment = environment
-        process.standardOutput = FileHandle.nullDevice
-        process.standardError = FileHandle.nullDevice
-        try process.run()
+        let process = try ChildProcess(
+            executable: "/usr/bin/pulseaudio",
+            arguments: [
+                "-n", "--daemonize=no", "--exit-idle-time=3", "--use-pid-file=no", "--disable-shm=yes",
+                "-L", "module-null-sink sink_name=testsink",
+                "-L", "module-native-protocol-unix auth-anonymous=1 socket=\(socketPath)",
+            ],
+            environment: environment)
         self.process = process
         let deadline = Date().addingTimeInterval(10)
         while !FileManager.default.fileExists(atPath: socketPath) {
@@ -54,9 +51,7 @@ final class PrivatePulseServer: @unchecked Sendable {
 
     /// Terminates the server: its clients' streams fail.
     func stop() {
-        guard let process, process.isRunning else { return }
-        process.terminate()
-        process.waitUntilExit()
-        self.process = nil
+        process?.terminate()
+        process = nil
     }
 }

@@ -29,21 +29,18 @@ enum ToolError: Error, CustomStringConvertible {
 /// Runs a command line tool and returns its standard output.
 @discardableResult
 func runTool(_ tool: String, _ arguments: [String]) throws -> Data {
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = [tool] + arguments
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw ToolError.failed(tool, process.terminationStatus, String(decoding: errorData, as: UTF8.self))
+    let directory = try TemporaryDirectory()
+    let outputPath = directory.path("stdout")
+    let errorPath = directory.path("stderr")
+    let child = try ChildProcess(
+        executable: "/usr/bin/\(tool)", arguments: arguments, standardOutput: outputPath, standardError: errorPath)
+    let status = child.wait()
+    let output = (try? Data(contentsOf: URL(fileURLWithPath: outputPath))) ?? Data()
+    guard status == 0 else {
+        let errors = (try? String(contentsOfFile: errorPath, encoding: .utf8)) ?? ""
+        throw ToolError.failed(tool, status, errors)
     }
-    return data
+    return output
 }
 
 /// Generates media with the ffmpeg CLI.
