@@ -64,20 +64,22 @@ final class RecordCollector: Sendable {
 
 /// A show on a 320x240@50 headless display, paced by hand on a manual clock.
 final class ShowHarness {
-    let clock = ManualClock(start: MediaTime(value: 1, timescale: 1))
+    let clock: ManualClock
     let display: HeadlessDisplay
     let collector = RecordCollector()
     let runner: ShowRunner
 
-    init(schedulePath: String, startAt: UTCInstant, watchesFile: Bool = false) async throws {
+    init(schedulePath: String, startAt: UTCInstant, watchesFile: Bool = false,
+         mode: DisplayMode = DisplayMode(width: 320, height: 240, refreshMillihertz: 50_000),
+         audioSink: (any AudioSink)? = nil, clock: ManualClock = ManualClock(start: MediaTime(value: 1, timescale: 1))) async throws {
+        self.clock = clock
         guard case .loaded(let schedule) = await ScheduleLoader.load(path: schedulePath) else {
             throw ScheduleError(diagnostics: [])
         }
-        display = try HeadlessDisplay(mode: DisplayMode(width: 320, height: 240, refreshMillihertz: 50_000),
-                                      pacing: .manual, clock: clock)
+        display = try HeadlessDisplay(mode: mode, pacing: .manual, clock: clock)
         let collector = self.collector
         let log = ShowLog(writer: nil, observer: { collector.append($0) })
-        runner = ShowRunner(schedule: schedule, display: display, audioSink: nil, log: log,
+        runner = ShowRunner(schedule: schedule, display: display, audioSink: audioSink, log: log,
                             configuration: .init(clock: .starting(at: startAt, host: clock), automaticTicks: false, watchesFile: watchesFile),
                             hostClock: clock)
         runner.start()
