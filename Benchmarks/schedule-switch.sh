@@ -25,16 +25,19 @@ fallback = "main"
 video = "{fixtures}/h264_aac.mp4"
 '''
 
-def interrupt(n, clip):
-    # A new entry name each time: a different interrupt, so it pre-empts what plays at once.
+def interrupt(n, clip, now):
+    # An interrupt starting this second (its playlist plays once from its start), a new entry each
+    # time: it pre-empts what plays at once.
+    start = time.strftime("%H:%M:%S", time.gmtime(now))
+    end = time.strftime("%H:%M:%S", time.gmtime(now + 600))
     return base + f'''
-[[playlists.alert.items]]
+[[playlists.alert{n}.items]]
 video = "{fixtures}/{clip}"
 [entries.alert{n}]
-playlist = "alert"
+playlist = "alert{n}"
 interrupt = true
-start = "00:00"
-end = "23:59:59"
+start = "{start}"
+end = "{end}"
 '''
 
 def replace(text):
@@ -51,8 +54,9 @@ time.sleep(3)
 writes = []
 for n in range(runs):
     clip = "queue2.mp4" if n % 2 == 0 else "queue3.mp4"
+    text = interrupt(n, clip, time.time())
     written = time.monotonic_ns()
-    replace(interrupt(n, clip))
+    replace(text)
     writes.append((written, clip))
     time.sleep(1.5)
 player.wait()

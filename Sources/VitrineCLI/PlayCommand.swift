@@ -103,6 +103,7 @@ struct PlayCommand: AsyncParsableCommand {
     /// The display the options ask for; a schedule's display settings fill what the options leave out.
     func displayConfiguration(schedule: Schedule?) throws -> DisplayConfiguration {
         var modeText = mode
+        if modeText == nil, let schedule, case .explicit = schedule.display.mode { modeText = schedule.display.mode.description }
         if modeText == nil, display == "headless" { modeText = "1920x1080@\(refreshRate)" }
         let rotationText = rotation ?? schedule.map { String($0.display.rotationDegrees) } ?? "0"
         let gravityText = gravity ?? schedule?.display.gravity.rawValue ?? "fit"
