@@ -10,6 +10,7 @@ import Glibc
 /// Refreshes run only when ``run(refreshes:)`` or ``run(until:maxRefreshes:)`` is called, so a
 /// test runs faster than real time. Before each refresh the sink waits (in real time) while the
 /// engine reports data on its way, so decode speed never changes what is presented.
+/// Drive it from one thread at a time.
 public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
     /// One presented frame.
     public struct Presentation: Sendable, Hashable {

@@ -393,7 +393,9 @@ final class ItemPipeline: @unchecked Sendable {
                     if serial == readSerial { demuxFinishedSerial = readSerial }
                     lock.broadcast()
                 }
-                onEvent(.loaded(until: pipelineInfo.duration))
+                // Everything is read: loaded to the end (the container's duration when it is known).
+                let duration = pipelineInfo.duration
+                onEvent(.loaded(until: duration.isNumeric ? max(duration, loadedUntil) : loadedUntil))
             case .failure(let error):
                 lock.withLock {
                     if !stopping { readFailure = error }
