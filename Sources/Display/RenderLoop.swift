@@ -227,11 +227,13 @@ final class RenderLoop: Sendable {
         guard let compositor = context.compositor else { return .skipped(RefreshTick(sequence: context.sequence, hostTime: expected)) }
         let tick = RefreshTick(sequence: context.sequence, hostTime: expected)
         context.sequence += 1
+        compositor.apply(layers.drainChanges(), at: expected)
         let source = shared.withLock { $0.source }
         let content = source?.content(for: tick)
-        // Layer changes are applied after the source was asked, so a source that adds an overlay while
-        // handing out a frame (a cue reached by that frame) has it drawn with that very frame.
-        compositor.apply(layers.drainChanges(), at: expected)
+        // Changes the source made while handing out this refresh's frame (an overlay whose cue that frame
+        // reached) belong to that frame: they are drawn with it, and their fades count it as their first
+        // step, so a fading-in overlay is already visible with the frame that brought it.
+        compositor.apply(layers.drainChanges(), at: expected - refreshInterval)
         if let content {
             if let frame = content.frame { compositor.setVideo(frame) }
             compositor.setSubtitle(content.subtitle)

@@ -122,3 +122,44 @@ struct OverlayCueTests {
         #expect(shown.first?.detail?.contains("at 00:00:02") == true, "\(shown.first?.detail ?? "")")
     }
 }
+
+/// Fades: the frame that brings a fading-in overlay already carries its first step.
+@Suite("overlay fades", .enabled(if: Fixtures.available, "needs the generated fixtures and ffprobe"))
+struct OverlayFadeTests {
+    @Test("a fading-in overlay is visible (faintly) from its first refresh and full after its fade")
+    func fadeInStartsAtTheCue() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let overlay = directory + "/white.png"
+        try writeSolidPNG(overlay, red: 255, green: 255, blue: 255)
+        let path = directory + "/fade.toml"
+        try """
+            version = 1
+            timezone = "UTC"
+            fallback = "main"
+            [[playlists.main.items]]
+            image = "\(Fixtures.path("cover.png"))"
+            duration = "3s"
+              [[playlists.main.items.overlays]]
+              image = "\(overlay)"
+              rect = [0.25, 0.25, 0.5, 0.5]
+              at = "1s"
+              fade_in = "0.2s"
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00Z"))
+        defer { show.stop() }
+        var levels: [Int] = []   // the overlay centre's brightness, per refresh
+        var shownAt: Int?
+        try show.refresh(100) { outcome in
+            guard case .presented = outcome else { levels.append(levels.last ?? 0); return }
+            let pixel = try show.display.screenshot().image.pixel(x: 160, y: 120)
+            levels.append(Int(pixel.r) + Int(pixel.g) + Int(pixel.b))
+            if shownAt == nil, !show.collector.events(.overlayShown).isEmpty { shownAt = levels.count - 1 }
+        }
+        let first = try #require(shownAt)
+        #expect(levels[first] > levels[first - 1] + 20, "brighter with its first step: \(levels[first - 1]) -> \(levels[first])")
+        #expect(levels[first] < 700, "but only a step of the fade: \(levels[first])")
+        // 0.2 s at 50 Hz is 10 refreshes.
+        #expect(levels[first + 10] >= 750, "full after the fade: \(levels[first + 10])")
+    }
+}
