@@ -172,6 +172,8 @@ struct PlayCommand: AsyncParsableCommand {
         let requests = screenshotAt.compactMap { try? ScreenshotRequest(parsing: $0) }
         let screenshots = requests.isEmpty ? nil : ScreenshotTaker(display: screen, requests: requests)
         let log = ShowLog(writer: writer, screenshots: screenshots)
+        // SIGTERM/SIGINT: restore a KMS screen, flush the presentation log, exit 128+N.
+        KMSDisplay.restoreOnTerminationSignals { _ in log.close() }
         let limit = duration.map { MediaTime(seconds: $0, preferredTimescale: 1000) }
         let started = MonotonicClock().now()
         var failed = false
