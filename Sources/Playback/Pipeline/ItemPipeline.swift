@@ -98,12 +98,15 @@ final class ItemPipeline: @unchecked Sendable {
 
     /// Video decoding threads (0 = FFmpeg's choice, frame threading).
     let videoThreadCount: Int
+    /// The duration given to every video frame of a still image (``PlayerItem/stillImageDuration``).
+    let stillImageDuration: MediaTime?
 
     init(
         source: String, audioFormat: AudioFormat, audioEnabled: Bool, videoThreadCount: Int = 0,
-        onEvent: @escaping @Sendable (Event) -> Void
+        stillImageDuration: MediaTime? = nil, onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.source = source
+        self.stillImageDuration = stillImageDuration
         self.videoThreadCount = videoThreadCount
         self.audioFormat = audioFormat
         self.audioWanted = audioEnabled
@@ -536,8 +539,9 @@ final class ItemPipeline: @unchecked Sendable {
                     let raw = box.pointer.pointee.best_effort_timestamp
                     var pts = raw == vitrine_av_nopts_value() ? nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
                     if !pts.isNumeric { pts = .zero }
-                    let frameDuration = box.pointer.pointee.pkt_duration > 0
-                        ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration
+                    let frameDuration = stillImageDuration
+                        ?? (box.pointer.pointee.pkt_duration > 0
+                            ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration)
                     nextPTS = pts + frameDuration
                     guard let frame = converter.convert(box, presentationTime: pts, duration: frameDuration) else { continue }
                     if !push(video: DecodedVideoFrame(frame: frame, serial: decoderSerial)) { return }

@@ -57,6 +57,8 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         var pipeline: ItemPipeline?
         /// Where playback starts when the item becomes current (seeks before it is played).
         var startTime: MediaTime = .zero
+        /// How long a single picture (a still image) stays on screen.
+        var stillImageDuration: MediaTime?
         var selectedAudio: MediaSelectionOption?
         var selectedLegible: MediaSelectionOption?
         var legibleChosen = false
@@ -87,11 +89,20 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     /// A fresh item for the same media (used by looping: an item plays once).
     public func copy() -> PlayerItem {
         let item = asset.map { PlayerItem(asset: $0) } ?? PlayerItem(url: url)
-        item.state.withLock { $0.audioEnabled = state.withLock { $0.audioEnabled } }
+        let (audioEnabled, still) = state.withLock { ($0.audioEnabled, $0.stillImageDuration) }
+        item.state.withLock { $0.audioEnabled = audioEnabled; $0.stillImageDuration = still }
         return item
     }
 
     public var description: String { "PlayerItem(\(url))" }
+
+    /// For a still image (a PNG or JPEG: one picture), how long it stays on screen: its one frame gets
+    /// this duration, so the item ends, and the next one starts, after it. `nil` (the default) keeps the
+    /// media's own frame durations. Set it before the item is queued.
+    public var stillImageDuration: MediaTime? {
+        get { state.withLock { $0.stillImageDuration } }
+        set { state.withLock { $0.stillImageDuration = newValue } }
+    }
 
     public var status: Status { state.withLock { $0.status } }
     /// Why the item failed, naming the file and the cause.
@@ -239,7 +250,9 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
             state.core = core
             if state.status == .failed { return (nil, .zero, false) }
             if let existing = state.pipeline { return (existing, .zero, false) }
-            let pipeline = ItemPipeline(source: url, audioFormat: audioFormat, audioEnabled: state.audioEnabled) { [weak self] event in
+            let pipeline = ItemPipeline(
+                source: url, audioFormat: audioFormat, audioEnabled: state.audioEnabled, stillImageDuration: state.stillImageDuration
+            ) { [weak self] event in
                 self?.handle(event)
             }
             pipeline.preselect(audioStream: state.selectedAudio?.trackID, subtitleStream: state.selectedLegible?.trackID)
