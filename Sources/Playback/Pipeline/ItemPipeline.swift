@@ -154,6 +154,8 @@ final class ItemPipeline: @unchecked Sendable {
         lock.withLock {
             serial += 1
             pendingSeek = time
+            // Reading starts again: an earlier read error may not happen this time.
+            readFailure = nil
             discardBefore = exact ? time : nil
             videoPackets.removeAll()
             audioPackets.removeAll()
