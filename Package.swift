@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "Display", targets: ["Display"]),
         .library(name: "Audio", targets: ["Audio"]),
         .library(name: "Schedule", targets: ["Schedule"]),
+        .library(name: "ShowRunner", targets: ["ShowRunner"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
@@ -63,10 +64,17 @@ let package = Package(
             name: "Schedule",
             dependencies: ["MediaTime"],
             swiftSettings: strict),
+        .target(
+            name: "ShowRunner",
+            dependencies: [
+                "Schedule", "Playback", "Display", "Audio", "MediaAsset", "MediaTime",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: strict),
         .executableTarget(
             name: "VitrineCLI",
             dependencies: [
-                "MediaTime", "MediaAsset", "Playback", "Display", "Audio", "Schedule",
+                "MediaTime", "MediaAsset", "Playback", "Display", "Audio", "Schedule", "ShowRunner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -87,6 +95,9 @@ let package = Package(
                 // The reference parser for values on valid documents; kept out of the product (it pulls ICU).
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]),
+        .testTarget(
+            name: "ShowRunnerTests",
+            dependencies: ["ShowRunner", "Schedule", "Playback", "Display", "MediaAsset", "MediaTime"]),
         .testTarget(name: "VitrineCLITests", dependencies: ["MediaTime"]),
     ],
     swiftLanguageModes: [.v6]

@@ -10,7 +10,7 @@ make_1080p play1080p.mp4 "$seconds"
 clip=$work/play1080p.mp4
 cat "$clip" > /dev/null
 measure "$work/mpv.time" mpv --no-config --really-quiet --vo=null --ao=null "$clip"
-measure "$work/vitrine-play.time" "$vitrine" play --display headless "$clip"
+measure "$work/vitrine-play.time" "$vitrine" play --display null "$clip"
 read -r m_wall m_user m_sys m_rss < "$work/mpv.time"
 read -r v_wall v_user v_sys v_rss < "$work/vitrine-play.time"
 m_cpu=$(python3 -c "print(round($m_user+$m_sys,2))")

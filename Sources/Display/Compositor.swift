@@ -102,12 +102,17 @@ final class Compositor {
                     drawRect = (placed.x, placed.y, placed.width, placed.height)
                 case .text(let words, let style):
                     guard let rasterizer = text else { continue }
+                    let full: RGBAImage
                     do {
-                        image = try rasterizer.render(words, style: style, width: Int(rect.width), height: Int(rect.height))
+                        full = try rasterizer.render(words, style: style, width: Int(rect.width), height: Int(rect.height))
                     } catch {
                         logger.error("text overlay skipped", metadata: ["overlay": "\(id)", "reason": "\(error)"])
                         continue
                     }
+                    // Only the visible part is kept, so blending touches no transparent pixels.
+                    guard let visible = Compositor.opaqueBounds(full) else { continue }
+                    image = Compositor.crop(full, visible)
+                    drawRect = (rect.x + Double(visible.x), rect.y + Double(visible.y), Double(visible.width), Double(visible.height))
                 }
                 guard image.width > 0, image.height > 0 else { continue }
                 image.pixels.withUnsafeBytes { bytes in
@@ -121,6 +126,35 @@ final class Compositor {
                 }
             }
         }
+    }
+
+    /// The smallest rectangle holding every pixel with some alpha, or `nil` for a transparent image.
+    static func opaqueBounds(_ image: RGBAImage) -> (x: Int, y: Int, width: Int, height: Int)? {
+        var minX = image.width, minY = image.height, maxX = -1, maxY = -1
+        image.pixels.withUnsafeBufferPointer { pixels in
+            for y in 0..<image.height {
+                let row = y * image.width * 4
+                for x in 0..<image.width where pixels[row + x * 4 + 3] != 0 {
+                    minX = min(minX, x)
+                    maxX = max(maxX, x)
+                    minY = min(minY, y)
+                    maxY = max(maxY, y)
+                }
+            }
+        }
+        guard maxX >= 0 else { return nil }
+        return (minX, minY, maxX - minX + 1, maxY - minY + 1)
+    }
+
+    static func crop(_ image: RGBAImage, _ area: (x: Int, y: Int, width: Int, height: Int)) -> RGBAImage {
+        if area.x == 0, area.y == 0, area.width == image.width, area.height == image.height { return image }
+        var pixels = [UInt8]()
+        pixels.reserveCapacity(area.width * area.height * 4)
+        for y in area.y..<area.y + area.height {
+            let start = (y * image.width + area.x) * 4
+            pixels += image.pixels[start..<start + area.width * 4]
+        }
+        return RGBAImage(width: area.width, height: area.height, pixels: pixels)
     }
 
     /// Uploads a new picture for the video layer (the frame's memory may go once this returns).

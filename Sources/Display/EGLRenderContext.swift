@@ -12,7 +12,7 @@ private let eglDisplayUsers = Mutex<[UInt: Int]>([:])
 private func retainDisplay(_ display: EGLDisplay) -> Bool {
     eglDisplayUsers.withLock { users in
         let key = UInt(bitPattern: display)
-        if let count = users[key] {
+        if let count = users[key] {  // initialised already (a count of 0: kept initialised)
             users[key] = count + 1
             return true
         }
@@ -23,12 +23,15 @@ private func retainDisplay(_ display: EGLDisplay) -> Bool {
     }
 }
 
-private func releaseDisplay(_ display: EGLDisplay) {
+/// Drops one use; the last use terminates the display when `terminate` (GBM displays, whose device is
+/// destroyed next). The surfaceless display stays initialised for the process's life: terminating it
+/// and then exiting corrupted the heap in Mesa's exit-time teardown now and then (about 1 run in 30).
+private func releaseDisplay(_ display: EGLDisplay, terminate: Bool = true) {
     eglDisplayUsers.withLock { users in
         let key = UInt(bitPattern: display)
         let count = (users[key] ?? 1) - 1
-        if count > 0 {
-            users[key] = count
+        if count > 0 || !terminate {
+            users[key] = max(count, 0)
         } else {
             users[key] = nil
             eglTerminate(display)
@@ -46,6 +49,8 @@ final class EGLRenderContext {
     private(set) var surface: EGLSurface?
     let config: EGLConfig?
     let glesMajorVersion: Int
+    /// Whether ``destroy()`` terminates the display when it is the last user.
+    private let terminatesDisplay: Bool
 
     /// A context on Mesa's surfaceless platform, drawing into FBOs only.
     ///
@@ -144,6 +149,7 @@ final class EGLRenderContext {
         self.surface = surface
         self.config = chosen
         self.glesMajorVersion = version
+        self.terminatesDisplay = surfaceType != EGL_PBUFFER_BIT
     }
 
     /// Presents the window surface's back buffer (GBM only). The corresponding C function is `eglSwapBuffers`.
@@ -163,6 +169,7 @@ final class EGLRenderContext {
         if surface != vitrine_egl_no_surface() { eglDestroySurface(display, surface) }
         surface = vitrine_egl_no_surface()
         eglDestroyContext(display, context)
-        releaseDisplay(display)
+        releaseDisplay(display, terminate: terminatesDisplay)
+        eglReleaseThread()
     }
 }

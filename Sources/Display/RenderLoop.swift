@@ -230,6 +230,10 @@ final class RenderLoop: Sendable {
         compositor.apply(layers.drainChanges(), at: expected)
         let source = shared.withLock { $0.source }
         let content = source?.content(for: tick)
+        // Changes the source made while handing out this refresh's frame (an overlay whose cue that frame
+        // reached) belong to that frame: they are drawn with it, and their fades count it as their first
+        // step, so a fading-in overlay is already visible with the frame that brought it.
+        compositor.apply(layers.drainChanges(), at: expected - refreshInterval)
         if let content {
             if let frame = content.frame { compositor.setVideo(frame) }
             compositor.setSubtitle(content.subtitle)

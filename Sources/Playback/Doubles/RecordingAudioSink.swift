@@ -1,3 +1,4 @@
+public import MediaAsset
 public import MediaTime
 import DequeModule
 import Synchronization
@@ -31,6 +32,8 @@ public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, @uncheck
         var flushes = 0
         var volume: Float = 1
         var lastHeard: MediaTime?
+        var failureHandler: (@Sendable (MediaError) -> Void)?
+        var failed = false
     }
 
     private let state = Mutex(State())
@@ -76,7 +79,7 @@ public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, @uncheck
             if simulated && waitedNanoseconds > 10_000_000_000 { return false }
         }
         return state.withLock { state in
-            guard state.flushes == flushesBefore else { return false }
+            guard state.flushes == flushesBefore, !state.failed else { return false }
             advance(&state)
             if state.queue.isEmpty { state.lastUpdate = clock.now() }
             state.queue.append(Segment(presentationTime: buffer.presentationTime, frames: buffer.frameCount, played: 0))
@@ -87,6 +90,7 @@ public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, @uncheck
 
     public func currentReading() -> AudioClockReading? {
         state.withLock { state in
+            guard !state.failed else { return nil }
             advance(&state)
             let now = clock.now()
             guard let first = state.queue.first else {
@@ -115,6 +119,23 @@ public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, @uncheck
     }
 
     public func setVolume(_ volume: Float) { state.withLock { $0.volume = volume } }
+
+    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) {
+        state.withLock { $0.failureHandler = handler }
+    }
+
+    /// Simulates a device that is gone for good: drops what is queued, refuses every later
+    /// buffer, reads no clock, and reports `error` to the failure handler (once).
+    public func reportFailure(_ error: MediaError) {
+        let handler = state.withLock { state -> (@Sendable (MediaError) -> Void)? in
+            guard !state.failed else { return nil }
+            state.failed = true
+            state.queue.removeAll()
+            state.lastHeard = nil
+            return state.failureHandler
+        }
+        handler?(error)
+    }
 
     /// Plays the samples the clock has moved past since the last update.
     private func advance(_ state: inout State) {

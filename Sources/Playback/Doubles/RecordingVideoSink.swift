@@ -1,3 +1,4 @@
+public import MediaAsset
 public import MediaTime
 import Synchronization
 #if canImport(Glibc)
@@ -10,6 +11,7 @@ import Glibc
 /// Refreshes run only when ``run(refreshes:)`` or ``run(until:maxRefreshes:)`` is called, so a
 /// test runs faster than real time. Before each refresh the sink waits (in real time) while the
 /// engine reports data on its way, so decode speed never changes what is presented.
+/// Drive it from one thread at a time.
 public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
     /// One presented frame.
     public struct Presentation: Sendable, Hashable {
@@ -53,6 +55,23 @@ public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
         self.source.withLock { $0 = source }
     }
 
+    private let failure = Mutex<(handler: (@Sendable (MediaError) -> Void)?, failed: Bool)>((nil, false))
+
+    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) {
+        failure.withLock { $0.handler = handler }
+    }
+
+    /// Simulates a display that died for good: reports `error` to the failure handler (once)
+    /// and stops pulling from the source; later refreshes only advance the clock.
+    public func reportFailure(_ error: MediaError) {
+        let handler = failure.withLock { state -> (@Sendable (MediaError) -> Void)? in
+            guard !state.failed else { return nil }
+            state.failed = true
+            return state.handler
+        }
+        handler?(error)
+    }
+
     /// Everything presented so far.
     public var presentations: [Presentation] { records.withLock { $0 } }
     /// The frame on screen now.
@@ -78,7 +97,7 @@ public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
 
     /// One refresh: wait for data on its way, pull, present, advance the clock.
     public func step() {
-        let current = source.withLock { $0 }
+        let current = failure.withLock { $0.failed } ? nil : source.withLock { $0 }
         if let paced = current as? any PacedFrameSource {
             // Real-time wait for the decoder; bounded so a bug cannot hang a test.
             var waited = 0

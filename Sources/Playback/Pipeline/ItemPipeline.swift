@@ -98,12 +98,15 @@ final class ItemPipeline: @unchecked Sendable {
 
     /// Video decoding threads (0 = FFmpeg's choice, frame threading).
     let videoThreadCount: Int
+    /// The duration given to every video frame of a still image (``PlayerItem/stillImageDuration``).
+    let stillImageDuration: MediaTime?
 
     init(
         source: String, audioFormat: AudioFormat, audioEnabled: Bool, videoThreadCount: Int = 0,
-        onEvent: @escaping @Sendable (Event) -> Void
+        stillImageDuration: MediaTime? = nil, onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.source = source
+        self.stillImageDuration = stillImageDuration
         self.videoThreadCount = videoThreadCount
         self.audioFormat = audioFormat
         self.audioWanted = audioEnabled
@@ -151,6 +154,8 @@ final class ItemPipeline: @unchecked Sendable {
         lock.withLock {
             serial += 1
             pendingSeek = time
+            // Reading starts again: an earlier read error may not happen this time.
+            readFailure = nil
             discardBefore = exact ? time : nil
             videoPackets.removeAll()
             audioPackets.removeAll()
@@ -390,7 +395,9 @@ final class ItemPipeline: @unchecked Sendable {
                     if serial == readSerial { demuxFinishedSerial = readSerial }
                     lock.broadcast()
                 }
-                onEvent(.loaded(until: pipelineInfo.duration))
+                // Everything is read: loaded to the end (the container's duration when it is known).
+                let duration = pipelineInfo.duration
+                onEvent(.loaded(until: duration.isNumeric ? max(duration, loadedUntil) : loadedUntil))
             case .failure(let error):
                 lock.withLock {
                     if !stopping { readFailure = error }
@@ -534,8 +541,9 @@ final class ItemPipeline: @unchecked Sendable {
                     let raw = box.pointer.pointee.best_effort_timestamp
                     var pts = raw == vitrine_av_nopts_value() ? nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
                     if !pts.isNumeric { pts = .zero }
-                    let frameDuration = box.pointer.pointee.pkt_duration > 0
-                        ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration
+                    let frameDuration = stillImageDuration
+                        ?? (box.pointer.pointee.pkt_duration > 0
+                            ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration)
                     nextPTS = pts + frameDuration
                     guard let frame = converter.convert(box, presentationTime: pts, duration: frameDuration) else { continue }
                     if !push(video: DecodedVideoFrame(frame: frame, serial: decoderSerial)) { return }

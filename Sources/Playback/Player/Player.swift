@@ -44,10 +44,20 @@ public class Player: @unchecked Sendable {
     /// clears the sink's source.
     public func invalidate() { core.invalidate() }
 
-    /// `readyToPlay` once the player is connected to its sinks.
-    public var status: Status { .readyToPlay }
-    /// The player's own error (item errors are on the item).
-    public var error: MediaError? { nil }
+    /// Whether the player itself can play, as `AVPlayer.status`:
+    ///
+    /// * `.unknown` until the player has an output (a video or an audio sink) and one of its
+    ///   items became ready to play;
+    /// * `.readyToPlay` from then on, whatever later items do (a failed item fails on its own:
+    ///   see ``PlayerItem/status`` and ``PlayerEvent/failedToPlayToEndTime(_:_:)``);
+    /// * `.failed` for good when an output reported that it can no longer work (see
+    ///   ``VideoSink/setFailureHandler(_:)``): playback stops (rate 0), ``play()`` does nothing,
+    ///   and ``error`` says why. Make a new player with working outputs.
+    ///
+    /// Each change is announced as ``PlayerEvent/playerStatusChanged(_:)``.
+    public var status: Status { core.playerStatus }
+    /// Why the player failed (`nil` unless ``status`` is `.failed`). Item errors are on the item.
+    public var error: MediaError? { core.playerError }
 
     /// The item being played.
     public var currentItem: PlayerItem? { core.currentItem }

@@ -91,6 +91,9 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         /// The items whose audio went to the sink since the last flush, in order.
         var audioFeeds: [AudioFeed] = []
         var invalidated = false
+        /// The player's own status: see ``Player/status``.
+        var playerStatus: Player.Status = .unknown
+        var playerError: MediaError?
         var presentationHandler: (@Sendable (PresentationRecord) -> Void)?
     }
 
@@ -116,6 +119,9 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     /// Connects the sinks and starts the audio feeder. Called once by the player.
     func start() {
         videoSink?.setSource(self)
+        let outputFailed: @Sendable (MediaError) -> Void = { [weak self] error in self?.outputFailed(error) }
+        videoSink?.setFailureHandler(outputFailed)
+        audioSink?.setFailureHandler(outputFailed)
         if audioSink != nil {
             feeder = WorkerThread(name: "vitrine-feeder") { [self] in feedAudio() }
         }
@@ -133,6 +139,8 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         // Only the first call tears down (a later or concurrent one returns at once).
         guard let items else { return }
         videoSink?.setSource(nil)
+        videoSink?.setFailureHandler(nil)
+        audioSink?.setFailureHandler(nil)
         audioSink?.flush()
         feederWake.withLock { feederWake.broadcast() }
         feeder?.join()
@@ -163,6 +171,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         }
         release(released)
         effects.forEach { $0() }
+        updatePlayerStatus(readyItem: nil)
     }
 
     func insert(_ item: PlayerItem, after: PlayerItem?) -> Bool {
@@ -180,6 +189,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
             return true
         }
         effects.forEach { $0() }
+        if inserted { updatePlayerStatus(readyItem: nil) }
         return inserted
     }
 
@@ -266,6 +276,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     func itemStatusChanged(_ item: PlayerItem) {
         let status = item.status
         events.emit(.itemStatusChanged(item, status))
+        if status == .readyToPlay { updatePlayerStatus(readyItem: item) }
         if status == .readyToPlay && !item.hasVideo {
             // Audio-only items present no frame: their readiness is logged when it happens.
             let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in
@@ -288,6 +299,55 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         }
     }
 
+    // MARK: Player status
+
+    var playerStatus: Player.Status { state.withLock { $0.playerStatus } }
+    var playerError: MediaError? { state.withLock { $0.playerError } }
+
+    /// `.unknown` → `.readyToPlay` once the player has an output and an item of its own is ready
+    /// (`readyItem`, or any queued item when nil). Never leaves `.failed`.
+    private func updatePlayerStatus(readyItem: PlayerItem?) {
+        guard videoSink != nil || audioSink != nil else { return }
+        let changed: Bool = state.withLock { state in
+            guard !state.invalidated, state.playerStatus == .unknown else { return false }
+            if let readyItem {
+                guard readyItem.status == .readyToPlay else { return false }
+            } else {
+                guard state.items.contains(where: { $0.status == .readyToPlay }) else { return false }
+            }
+            state.playerStatus = .readyToPlay
+            return true
+        }
+        if changed { events.emit(.playerStatusChanged(.readyToPlay)) }
+    }
+
+    /// An output reported that it can no longer work: the player fails for good and stops
+    /// (rate 0, no audio fed). Items keep their own status.
+    private func outputFailed(_ error: MediaError) {
+        var effects: [@Sendable () -> Void] = []
+        let changed: Bool = state.withLock { state in
+            guard !state.invalidated, state.playerStatus != .failed else { return false }
+            state.playerStatus = .failed
+            state.playerError = error
+            let events = self.events
+            effects.append { events.emit(.playerStatusChanged(.failed)) }
+            if state.rate != 0 {
+                let time = clockTime(&state, at: clock.now())
+                state.pausedTime = time
+                state.anchor = nil
+                state.rate = 0
+                state.audioGeneration += 1
+                firePeriodic(&state, time: time, effects: &effects)
+                effects.append { events.emit(.rateChanged(0)) }
+            }
+            return true
+        }
+        guard changed else { return }
+        audioSink?.setPaused(true)
+        feederWake.withLock { feederWake.broadcast() }
+        effects.forEach { $0() }
+    }
+
     /// The audio feed of `item` in the current generation, if its audio reached the sink.
     private func audioFeed(_ state: State, for item: PlayerItem) -> AudioFeed? {
         state.audioFeeds.last { $0.item === item && $0.started }
@@ -301,7 +361,8 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         let rate = newRate.isFinite ? min(max(newRate, 0), 4) : 0
         var effects: [@Sendable () -> Void] = []
         state.withLock { state in
-            guard !state.invalidated, state.rate != rate else { return }
+            // A failed player stays stopped (like AVPlayer, it must be replaced).
+            guard !state.invalidated, state.rate != rate, state.playerStatus != .failed else { return }
             let now = clock.now()
             let time = clockTime(&state, at: now)
             state.pausedTime = time
@@ -584,9 +645,12 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         let events = self.events
         let itemIndex = state.itemIndex
         let endTime = state.handedEnd ?? time
-        if let failure = pipeline.readFailure {
-            let error = failure
-            effects.append { events.emit(.failedToPlayToEndTime(item, error)) }
+        // Reading stopped on an error (not at the end of the input): what was decoded has been
+        // shown, and the item failed to play to its end. A clean end of file — even one FFmpeg
+        // reached early in a cut or damaged file — is a normal end.
+        let failure = pipeline.readFailure
+        if let failure {
+            effects.append { events.emit(.failedToPlayToEndTime(item, failure)) }
         } else {
             effects.append { events.emit(.didPlayToEndTime(item)) }
         }
@@ -606,7 +670,8 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         if let handler = state.presentationHandler {
             let at = tick.hostTime
             effects.append {
-                handler(.event(PresentationEvent(kind: .itemEnded, itemIndex: itemIndex, source: item.url, time: endTime, at: at, reason: nil)))
+                handler(.event(PresentationEvent(
+                    kind: .itemEnded, itemIndex: itemIndex, source: item.url, time: endTime, at: at, reason: failure?.description)))
             }
         }
         switch state.actionAtItemEnd {

@@ -72,6 +72,14 @@ public struct PresentationEvent: Sendable, Hashable {
         case itemEnded = "item_ended"
         case seekDone = "seek_done"
         case stalled
+        /// A scheduled overlay became visible with the frame at ``PresentationEvent/time`` (a show's log).
+        case overlayShown = "overlay-shown"
+        /// A scheduled overlay's time ran out: it starts fading out with the frame at ``PresentationEvent/time``.
+        case overlayHidden = "overlay-hidden"
+        /// A schedule file was read, validated and takes effect (``PresentationEvent/detail`` names it).
+        case scheduleLoaded = "schedule-loaded"
+        /// A changed schedule file was invalid and ignored; ``PresentationEvent/reason`` has its errors.
+        case scheduleRejected = "schedule-rejected"
     }
 
     public var kind: Kind
@@ -81,10 +89,13 @@ public struct PresentationEvent: Sendable, Hashable {
     public var time: MediaTime?
     /// Host time of the event.
     public var at: MediaTime
-    /// The failure's reason for `item_failed`.
+    /// The failure's reason for `item_failed`, the errors for `schedule-rejected`.
     public var reason: String?
+    /// What the event is about, in words (the overlay for `overlay-shown`, the file for `schedule-loaded`).
+    public var detail: String?
 
-    public init(kind: Kind, itemIndex: Int, source: String, time: MediaTime?, at: MediaTime, reason: String?) {
+    public init(kind: Kind, itemIndex: Int, source: String, time: MediaTime?, at: MediaTime, reason: String?, detail: String? = nil) {
+        self.detail = detail
         self.kind = kind
         self.itemIndex = itemIndex
         self.source = source

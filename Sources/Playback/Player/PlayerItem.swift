@@ -32,7 +32,8 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     public enum Status: String, Sendable, Hashable {
         /// Not loaded yet.
         case unknown
-        /// The first video frame is decoded and audio is primed.
+        /// The first video frame is decoded, audio is primed, and every key of
+        /// ``PlayerItem/automaticallyLoadedAssetKeys`` is loaded.
         case readyToPlay
         /// The item cannot be played; ``PlayerItem/error`` says why.
         case failed
@@ -42,6 +43,8 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     public let url: String
     /// The asset the item was made from, if any.
     public let asset: Asset?
+    /// The asset properties (``AssetProperty`` names) loaded before the item becomes ready.
+    public let automaticallyLoadedAssetKeys: [String]
 
     struct State {
         var status: Status = .unknown
@@ -57,10 +60,17 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         var pipeline: ItemPipeline?
         /// Where playback starts when the item becomes current (seeks before it is played).
         var startTime: MediaTime = .zero
+        /// How long a single picture (a still image) stays on screen.
+        var stillImageDuration: MediaTime?
         var selectedAudio: MediaSelectionOption?
         var selectedLegible: MediaSelectionOption?
         var legibleChosen = false
         weak var core: PlayerCore?
+        /// Readiness needs both the pipeline and the asset keys: what each reported so far.
+        var pipelineReady = false
+        var pipelineFailure: MediaError?
+        var keysLoaded = true
+        var keyFailure: MediaError?
     }
 
     let state = Mutex(State())
@@ -70,6 +80,7 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     public init(url: String) {
         self.url = url
         self.asset = nil
+        self.automaticallyLoadedAssetKeys = []
     }
 
     /// An item for a URL (`file:` URLs play the file).
@@ -77,21 +88,38 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         self.init(asset: Asset(url: url))
     }
 
-    /// An item for an asset. `automaticallyLoadedAssetKeys` is accepted for AVFoundation
-    /// compatibility and not used: the item reads its timing and tracks itself when prepared.
+    /// An item for an asset.
+    ///
+    /// When a player prepares the item, the asset loads `automaticallyLoadedAssetKeys` (names of
+    /// ``AssetProperty`` values: `duration`, `tracks`, `metadata`, `commonMetadata`,
+    /// `availableMetadataFormats`, `isPlayable` — or AVFoundation's `playable` —,
+    /// `mediaSelectionGroups`, `containerFormat`) while the item opens its input; the item
+    /// becomes ``Status/readyToPlay`` only when they are loaded, so they can be read from the
+    /// asset without waiting from then on. A key that fails to load (or an unknown name) fails
+    /// the item with that error.
     public init(asset: Asset, automaticallyLoadedAssetKeys: [String] = []) {
         self.url = asset.source
         self.asset = asset
+        self.automaticallyLoadedAssetKeys = automaticallyLoadedAssetKeys
     }
 
     /// A fresh item for the same media (used by looping: an item plays once).
     public func copy() -> PlayerItem {
-        let item = asset.map { PlayerItem(asset: $0) } ?? PlayerItem(url: url)
-        item.state.withLock { $0.audioEnabled = state.withLock { $0.audioEnabled } }
+        let item = asset.map { PlayerItem(asset: $0, automaticallyLoadedAssetKeys: automaticallyLoadedAssetKeys) } ?? PlayerItem(url: url)
+        let (audioEnabled, still) = state.withLock { ($0.audioEnabled, $0.stillImageDuration) }
+        item.state.withLock { $0.audioEnabled = audioEnabled; $0.stillImageDuration = still }
         return item
     }
 
     public var description: String { "PlayerItem(\(url))" }
+
+    /// For a still image (a PNG or JPEG: one picture), how long it stays on screen: its one frame gets
+    /// this duration, so the item ends, and the next one starts, after it. `nil` (the default) keeps the
+    /// media's own frame durations. Set it before the item is queued.
+    public var stillImageDuration: MediaTime? {
+        get { state.withLock { $0.stillImageDuration } }
+        set { state.withLock { $0.stillImageDuration = newValue } }
+    }
 
     public var status: Status { state.withLock { $0.status } }
     /// Why the item failed, naming the file and the cause.
@@ -239,18 +267,87 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
             state.core = core
             if state.status == .failed { return (nil, .zero, false) }
             if let existing = state.pipeline { return (existing, .zero, false) }
-            let pipeline = ItemPipeline(source: url, audioFormat: audioFormat, audioEnabled: state.audioEnabled) { [weak self] event in
+            let pipeline = ItemPipeline(
+                source: url, audioFormat: audioFormat, audioEnabled: state.audioEnabled, stillImageDuration: state.stillImageDuration
+            ) { [weak self] event in
                 self?.handle(event)
             }
             pipeline.preselect(audioStream: state.selectedAudio?.trackID, subtitleStream: state.selectedLegible?.trackID)
             state.pipeline = pipeline
+            state.pipelineReady = false
+            state.pipelineFailure = nil
+            if asset != nil && !automaticallyLoadedAssetKeys.isEmpty { state.keysLoaded = false }
             return (pipeline, state.startTime, true)
         }
         if isNew, let pipeline {
             if start != .zero { pipeline.seek(to: start, exact: true) }
             pipeline.start()
+            if let asset, !automaticallyLoadedAssetKeys.isEmpty { loadKeys(of: asset) }
         }
         return pipeline
+    }
+
+    /// Loads the automatically loaded keys alongside the pipeline's own open.
+    private func loadKeys(of asset: Asset) {
+        let keys = automaticallyLoadedAssetKeys
+        Task.detached { [weak self] in
+            var failure: MediaError?
+            for key in keys {
+                do throws(MediaError) {
+                    try await Self.load(key, of: asset)
+                } catch {
+                    failure = error
+                    break
+                }
+            }
+            guard let self else { return }
+            self.state.withLock { state in
+                state.keysLoaded = true
+                state.keyFailure = failure
+            }
+            self.resolveStatus()
+        }
+    }
+
+    /// Loads one asset property by its name.
+    static func load(_ key: String, of asset: Asset) async throws(MediaError) {
+        switch key {
+        case "duration": _ = try await asset.load(.duration)
+        case "tracks": _ = try await asset.load(.tracks)
+        case "metadata": _ = try await asset.load(.metadata)
+        case "commonMetadata": _ = try await asset.load(.commonMetadata)
+        case "availableMetadataFormats": _ = try await asset.load(.availableMetadataFormats)
+        case "isPlayable", "playable": _ = try await asset.load(.isPlayable)
+        case "mediaSelectionGroups": _ = try await asset.load(.mediaSelectionGroups)
+        case "containerFormat": _ = try await asset.load(.containerFormat)
+        default:
+            throw MediaError(source: asset.source, operation: "cannot load", reason: .invalidRequest, detail: "(unknown asset key \"\(key)\")")
+        }
+    }
+
+    /// Settles the status once the pipeline and the asset keys have both answered: a key's
+    /// failure first (the item fails with the asset's error), then the pipeline's outcome.
+    private func resolveStatus() {
+        let outcome: Status? = state.withLock { state in
+            guard state.status == .unknown else { return nil }
+            if let failure = state.keyFailure {
+                state.status = .failed
+                state.error = failure
+                return .failed
+            }
+            guard state.keysLoaded else { return nil }
+            if let failure = state.pipelineFailure {
+                state.status = .failed
+                state.error = failure
+                return .failed
+            }
+            guard state.pipelineReady else { return nil }
+            state.status = .readyToPlay
+            return .readyToPlay
+        }
+        guard let outcome else { return }
+        statusHub.emit(outcome)
+        state.withLock { $0.core }?.itemStatusChanged(self)
     }
 
     var pipeline: ItemPipeline? { state.withLock { $0.pipeline } }
@@ -302,17 +399,16 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
                 }
             }
         case .ready:
-            let changed = state.withLock { state -> Bool in
-                guard state.status == .unknown else { return false }
-                state.status = .readyToPlay
-                return true
-            }
-            if changed {
-                statusHub.emit(.readyToPlay)
-                state.withLock { $0.core }?.itemStatusChanged(self)
-            }
+            state.withLock { $0.pipelineReady = true }
+            resolveStatus()
         case .failed(let error):
-            fail(error)
+            // Before readiness it waits for the asset keys (whose error names the cause first);
+            // after it, the item fails at once.
+            let waiting = state.withLock { state -> Bool in
+                state.pipelineFailure = error
+                return state.status == .unknown
+            }
+            if waiting { resolveStatus() } else { fail(error) }
         case .loaded(let until):
             state.withLock { if until.isNumeric, until > $0.loadedUntil { $0.loadedUntil = until } }
         }

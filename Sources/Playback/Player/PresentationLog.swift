@@ -68,6 +68,7 @@ public final class PresentationLogWriter: Sendable {
                 fields.append(("time_s", seconds(time)))
             }
             if let reason = event.reason { fields.append(("reason", quote(reason))) }
+            if let detail = event.detail { fields.append(("detail", quote(detail))) }
             return object(fields)
         }
     }

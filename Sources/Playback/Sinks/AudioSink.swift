@@ -1,3 +1,4 @@
+public import MediaAsset
 public import MediaTime
 
 /// The fixed PCM format of an audio sink: interleaved 32-bit float.
@@ -64,4 +65,15 @@ public protocol AudioSink: AnyObject, Sendable {
     func setPaused(_ paused: Bool)
     /// The stream's volume, 0...1, ramped by the sink to avoid clicks.
     func setVolume(_ volume: Float)
+    /// Sets (or clears) what the sink calls, at most once, when it can no longer play at all
+    /// (the device cannot be reopened): the player then fails (``Player/Status/failed``).
+    /// Not for an underrun or a device that comes back (``currentReading()`` covers those).
+    ///
+    /// Optional: the default implementation ignores the handler (a sink that cannot fail).
+    func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?)
+}
+
+extension AudioSink {
+    /// Ignores the handler: this sink never reports a fatal failure.
+    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) {}
 }

@@ -1,3 +1,4 @@
+public import MediaAsset
 public import MediaTime
 
 /// One refresh of a display: when it is expected on glass and its sequence number.
@@ -62,4 +63,15 @@ public protocol VideoSink: AnyObject, Sendable {
     var outputSize: (width: Int, height: Int) { get }
     /// Sets (or clears) the source pulled at each refresh. Takes effect on the next refresh.
     func setSource(_ source: (any VideoFrameSource)?)
+    /// Sets (or clears) what the sink calls, at most once, when it can no longer present at all
+    /// (the display went away for good, its context was lost and cannot be recreated): the
+    /// player then fails (``Player/Status/failed``). Not for a late or skipped refresh.
+    ///
+    /// Optional: the default implementation ignores the handler (a sink that cannot fail).
+    func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?)
+}
+
+extension VideoSink {
+    /// Ignores the handler: this sink never reports a fatal failure.
+    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) {}
 }

@@ -1,0 +1,189 @@
+import Display
+import MediaTime
+import Playback
+import Synchronization
+
+/// An overlay of one queued item, placed in that item's media timeline.
+struct CueSpec: Sendable {
+    /// Names the overlay in the log ("logo.png at 00:00:02").
+    let label: String
+    let overlay: ScreenOverlay
+    /// The media time from which it shows: the first frame at or after it carries it.
+    let start: MediaTime
+    /// The media time at which it is removed (and fades out); `nil`: with the item.
+    let end: MediaTime?
+}
+
+/// What the show needs to know about one queued ``PlayerItem`` while it plays.
+struct ItemPlan: Sendable {
+    var cues: [CueSpec] = []
+    /// A still picture: its media time advances with the display while its one frame stays.
+    var isStill = false
+    var gravity: ScreenGravity
+    /// 0...1, applied to the soundtrack when the item becomes current.
+    var volume: Float = 1
+    /// The out point: the first frame at or past it is not shown and the next item starts.
+    var end: MediaTime?
+}
+
+/// Sits between the engine and the display (a ``VideoSink`` to the engine, a ``VideoFrameSource`` to the
+/// display) and puts each overlay on screen with the first presented frame at or after its cue.
+///
+/// Boundary observers fire after their frame was presented, on another queue: an overlay added from one
+/// would appear a refresh or more late. The gate instead sees each frame as the display takes it, before
+/// it is drawn, adds the overlay to the display's layers in that same refresh (the display applies layer
+/// changes after asking its source), and logs `overlay-shown` with the frame's time once the display
+/// reports it presented. Item changes, gravity and volume switch on the first frame of the new item.
+final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked Sendable {
+    private struct State {
+        var inner: (any VideoFrameSource)?
+        var player: QueuePlayer?
+        var plans: [ObjectIdentifier: ItemPlan] = [:]
+        var current: ObjectIdentifier?
+        var plan: ItemPlan?
+        var shown: [Int: OverlayID] = [:]
+        var finished: Set<Int> = []
+        /// The current item's first presented frame: its time and when it was presented (for stills).
+        var firstPresented: (time: MediaTime, host: MediaTime)?
+        /// Frames handed out for the current item, not yet presented.
+        var frameOfCurrent: Set<UInt64> = []
+        /// Overlay events waiting for their frame to be presented, by frame id.
+        var waiting: [UInt64: [(PresentationEvent.Kind, String)]] = [:]
+    }
+
+    private let display: any Display
+    private let log: ShowLog
+    private let state = Mutex(State())
+    private let onItemChange: @Sendable (ItemPlan) -> Void
+
+    init(display: any Display, log: ShowLog, onItemChange: @escaping @Sendable (ItemPlan) -> Void) {
+        self.display = display
+        self.log = log
+        self.onItemChange = onItemChange
+    }
+
+    func attach(_ player: QueuePlayer) { state.withLock { $0.player = player } }
+
+    /// Registers what to do while `item` plays (before it is queued).
+    func setPlan(_ plan: ItemPlan, for item: PlayerItem) { state.withLock { $0.plans[ObjectIdentifier(item)] = plan } }
+
+    /// Forgets the plans of items no longer queued.
+    func retainPlans(for items: [PlayerItem]) {
+        let keep = Set(items.map(ObjectIdentifier.init))
+        state.withLock { state in state.plans = state.plans.filter { keep.contains($0.key) || $0.key == state.current } }
+    }
+
+    // MARK: VideoSink (the engine's side)
+
+    var refreshInterval: MediaTime { display.refreshInterval }
+    var outputSize: (width: Int, height: Int) { display.outputSize }
+
+    func setSource(_ source: (any VideoFrameSource)?) {
+        state.withLock { $0.inner = source }
+        display.setSource(source == nil ? nil : self)
+    }
+
+    // MARK: VideoFrameSource (the display's side, render thread)
+
+    func content(for tick: RefreshTick) -> VideoSinkContent? {
+        let (inner, player) = state.withLock { ($0.inner, $0.player) }
+        guard let inner else { return nil }
+        var content = inner.content(for: tick)
+        guard let player, let item = player.currentItem else { return content }
+        let id = ObjectIdentifier(item)
+        let layers = display.layers
+        var changedPlan: ItemPlan?
+        var advance = false
+        var immediate: [(PresentationEvent.Kind, String, MediaTime)] = []
+        state.withLock { state in
+            if state.current != id {
+                // A new item: the previous one's overlays go, its own settings take over.
+                for overlay in state.shown.values { layers.remove(overlay) }
+                state.shown = [:]
+                state.finished = []
+                state.firstPresented = nil
+                state.frameOfCurrent = []
+                state.current = id
+                state.plan = state.plans[id]
+                if let plan = state.plan {
+                    if layers.gravity != plan.gravity { layers.gravity = plan.gravity }
+                    changedPlan = plan
+                }
+            }
+            guard let plan = state.plan else { return }
+            // The item's media time at this refresh.
+            let time: MediaTime
+            if let frame = content?.frame {
+                time = frame.presentationTime
+                if let end = plan.end, !plan.isStill, time >= end {
+                    // Past the out point: this frame is not shown; the next item starts.
+                    advance = true
+                    return
+                }
+                if let frameID = content?.frameID { state.frameOfCurrent.insert(frameID) }
+            } else if plan.isStill, let first = state.firstPresented {
+                time = first.time + max(.zero, tick.hostTime - first.host)
+            } else {
+                return
+            }
+            let frameID = content?.frame != nil ? content?.frameID : nil
+            for (index, cue) in plan.cues.enumerated() where state.shown[index] == nil && !state.finished.contains(index) {
+                guard cue.start <= time else { continue }
+                if let end = cue.end, time >= end {
+                    state.finished.insert(index)  // jumped over (started later in the item)
+                    continue
+                }
+                state.shown[index] = layers.add(cue.overlay)
+                if let frameID { state.waiting[frameID, default: []].append((.overlayShown, cue.label)) } else {
+                    immediate.append((.overlayShown, cue.label, time))
+                }
+            }
+            for (index, overlay) in state.shown {
+                guard let end = plan.cues[index].end, time >= end else { continue }
+                layers.remove(overlay)
+                state.shown[index] = nil
+                state.finished.insert(index)
+                if let frameID { state.waiting[frameID, default: []].append((.overlayHidden, plan.cues[index].label)) } else {
+                    immediate.append((.overlayHidden, plan.cues[index].label, time))
+                }
+            }
+        }
+        if let changedPlan { onItemChange(changedPlan) }
+        if advance {
+            player.advanceToNextItem()
+            content = nil
+        }
+        for (kind, label, time) in immediate { log.event(kind, time: time, at: tick.hostTime, detail: label) }
+        return content
+    }
+
+    func didPresent(frameID: UInt64, at tick: RefreshTick) {
+        let inner = state.withLock { $0.inner }
+        // The engine logs the frame first; show events about it follow.
+        inner?.didPresent(frameID: frameID, at: tick)
+        let frame = log.lastPresentedFrame
+        let events: [(PresentationEvent.Kind, String)] = state.withLock { state in
+            if state.frameOfCurrent.remove(frameID) != nil, state.firstPresented == nil, let frame {
+                state.firstPresented = (frame.presentationTime, tick.hostTime)
+            }
+            // Events of frames that were handed out but never presented move to this one.
+            var events: [(PresentationEvent.Kind, String)] = []
+            for key in state.waiting.keys.sorted() where key <= frameID {
+                events += state.waiting.removeValue(forKey: key) ?? []
+            }
+            return events
+        }
+        for (kind, label) in events {
+            log.event(kind, time: frame?.presentationTime, at: tick.hostTime, detail: label)
+        }
+    }
+
+    func didSkipRefresh(_ tick: RefreshTick) {
+        state.withLock { $0.inner }?.didSkipRefresh(tick)
+    }
+
+    func isWaitingForData() -> Bool {
+        guard let paced = state.withLock({ $0.inner }) as? any PacedFrameSource else { return false }
+        return paced.isWaitingForData()
+    }
+}

@@ -1,0 +1,57 @@
+import MediaAsset
+import MediaTime
+public import Schedule
+
+/// Reads a schedule file, probes its media with FFmpeg (for lengths, which place items and cues) and
+/// validates it. A schedule with errors is not returned: its diagnostics are.
+public enum ScheduleLoader {
+    /// The outcome of loading: a schedule ready to play, or why not.
+    public enum Outcome: Sendable {
+        case loaded(Schedule)
+        case rejected([ScheduleDiagnostic], unreadable: Bool)
+    }
+
+    public static func load(path: String, timeout: Duration = .seconds(10)) async -> Outcome {
+        let inspector = await probe(path: path, timeout: timeout)
+        let report = ScheduleValidator.validate(path: path, inspector: inspector)
+        if report.isValid, let schedule = report.schedule { return .loaded(schedule) }
+        return .rejected(report.diagnostics.filter { $0.severity == .error }, unreadable: report.isUnreadable)
+    }
+
+    static func probe(path: String, timeout: Duration) async -> any MediaInspector {
+        guard let schedule = ScheduleReader.read(path: path).schedule else { return FileAccessInspector() }
+        var answers: [String: MediaInspection] = [:]
+        let files = FileAccessInspector()
+        for name in schedule.playlists.keys.sorted() {
+            for item in schedule.playlists[name]!.items where answers[item.source.location] == nil {
+                let access = files.inspect(item.source)
+                guard case .readable = access, !item.source.isStill else {
+                    answers[item.source.location] = access
+                    continue
+                }
+                if case .url = item.source {
+                    answers[item.source.location] = .readable
+                    continue
+                }
+                let asset = Asset(pathOrURL: item.source.location, options: .init(openTimeout: timeout, readTimeout: timeout))
+                do {
+                    let (duration, playable) = try await asset.load(.duration, .isPlayable)
+                    answers[item.source.location] = !playable
+                        ? .unreadable("no audio or video track FFmpeg can decode")
+                        : (duration.isNumeric ? .duration(duration) : .readable)
+                } catch {
+                    answers[item.source.location] = .unreadable(error.description)
+                }
+            }
+        }
+        return ProbedInspector(answers: answers)
+    }
+}
+
+/// Answers probed up front; anything else is checked for access only.
+private struct ProbedInspector: MediaInspector {
+    let answers: [String: MediaInspection]
+    func inspect(_ source: MediaSource) -> MediaInspection {
+        answers[source.location] ?? FileAccessInspector().inspect(source)
+    }
+}

@@ -1,0 +1,80 @@
+import Display
+import MediaAsset
+import MediaTime
+import Playback
+import Schedule
+
+/// Turns a schedule's items into the engine's items and the show's plans.
+enum ShowItems {
+    /// The engine item for one play of `item`; `withSound` false when the show has no audio output.
+    static func playerItem(for item: MediaItem, withSound: Bool) -> PlayerItem {
+        let playerItem = PlayerItem(url: item.source.location)
+        if item.source.isStill {
+            playerItem.stillImageDuration = item.duration ?? MediaTime(value: 10, timescale: 1)
+        }
+        if item.isMuted || !withSound { playerItem.isAudioEnabled = false }
+        return playerItem
+    }
+
+    /// What the show does while `item` plays: overlays placed in the media's timeline (cues count from
+    /// the in point), gravity, volume and out point.
+    static func plan(for item: MediaItem, defaultGravity: ScreenGravity, screenHeight: Int, log: (String) -> Void) -> ItemPlan {
+        let inPoint = item.source.isStill ? MediaTime.zero : (item.inPoint ?? .zero)
+        var plan = ItemPlan(gravity: item.gravity.map(screenGravity) ?? defaultGravity)
+        plan.isStill = item.source.isStill
+        plan.volume = item.isMuted ? 0 : Float(min(max(item.volume, 0), 1))
+        if !item.source.isStill, let length = item.playDuration, length.isNumeric {
+            let end = inPoint + length
+            // Only a real cut needs the gate: the media's own end ends the item anyway.
+            if item.outPoint != nil || item.duration != nil { plan.end = end }
+        }
+        for (overlay, range) in item.overlayTimeline() {
+            guard let screen = screenOverlay(overlay, screenHeight: screenHeight, log: log) else { continue }
+            let end: MediaTime? = range.end.isNumeric ? inPoint + range.end : nil
+            plan.cues.append(CueSpec(label: label(overlay), overlay: screen, start: inPoint + range.start, end: end))
+        }
+        return plan
+    }
+
+    static func screenGravity(_ gravity: ScheduledGravity) -> ScreenGravity {
+        switch gravity {
+        case .resizeAspect: .resizeAspect
+        case .resizeAspectFill: .resizeAspectFill
+        case .resize: .resize
+        }
+    }
+
+    static func label(_ overlay: ScheduledOverlay) -> String {
+        let what: String
+        switch overlay.content {
+        case .image(let path): what = path.split(separator: "/").last.map(String.init) ?? path
+        case .text(let style): what = "text \"\(style.text.prefix(40))\""
+        }
+        return "\(what) at \(overlay.cue)"
+    }
+
+    /// The compositor's overlay for a schedule overlay; `nil` (logged) when its picture cannot be read.
+    static func screenOverlay(_ overlay: ScheduledOverlay, screenHeight: Int, log: (String) -> Void) -> ScreenOverlay? {
+        let frame = OverlayFrame.relative(x: overlay.rect.x, y: overlay.rect.y, width: overlay.rect.width, height: overlay.rect.height)
+        let content: ScreenOverlay.Content
+        switch overlay.content {
+        case .image(let path):
+            do { content = .image(try RGBAImage(contentsOf: path)) } catch {
+                log("overlay image \(path) skipped: \(error)")
+                return nil
+            }
+        case .text(let style):
+            // The font size is a fraction of the rectangle's height.
+            let pixels = max(8, Int((style.fontSize * overlay.rect.height * Double(screenHeight)).rounded()))
+            content = .text(style.text, ScreenTextStyle(
+                pixelSize: pixels, color: screenColor(style.color), background: style.background.map(screenColor),
+                alignment: .center, padding: max(2, pixels / 6)))
+        }
+        return ScreenOverlay(content, frame: frame, zIndex: overlay.zIndex, opacity: overlay.opacity,
+                             fadeIn: overlay.fadeIn, fadeOut: overlay.fadeOut)
+    }
+
+    static func screenColor(_ color: ScheduledColor) -> ScreenColor {
+        ScreenColor(red: color.red, green: color.green, blue: color.blue, alpha: color.alpha)
+    }
+}

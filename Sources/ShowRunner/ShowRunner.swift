@@ -1,0 +1,272 @@
+public import Display
+import Dispatch
+public import Logging
+public import MediaTime
+public import Playback
+public import Schedule
+
+/// Plays a schedule: resolves the programme at the show clock's instant, feeds a ``QueuePlayer`` with
+/// what plays now and next (trims, repeats, still images, volume, mute, gravity), puts each item's
+/// overlays on screen from the first frame at or after their cue and removes them after their duration,
+/// re-resolves at every change point, and follows the schedule file as it changes.
+///
+/// Programme changes:
+/// - An item ends: the next one, resolved for the instant the current one ends, is already queued and
+///   prepared, so the seam is gapless.
+/// - The winning entry changes (an interrupt starts, a window opens or closes): the queue is rebuilt at
+///   once from what the resolver says for now (the last frame stays until the new first frame).
+/// - The schedule file changes: it is validated; if valid it takes effect at the next item boundary (an
+///   interrupt active now takes effect at once); if not, its errors are logged (`schedule-rejected`) and
+///   the current schedule keeps playing.
+///
+/// All of the controller's decisions run on one serial queue.
+public final class ShowRunner: @unchecked Sendable {
+    /// How the show runs.
+    public struct Configuration: Sendable {
+        /// The wall clock the programme is resolved on.
+        public var clock: ShowClock
+        /// Re-resolve on a timer (every 40 ms). Tests turn it off and call ``tick()`` themselves.
+        public var automaticTicks: Bool
+        /// Watch the schedule file for changes (inotify).
+        public var watchesFile: Bool
+        /// Overrides the schedule's gravity (the command line's `--gravity`).
+        public var gravity: ScreenGravity?
+
+        public init(clock: ShowClock = .system(), automaticTicks: Bool = true, watchesFile: Bool = true, gravity: ScreenGravity? = nil) {
+            self.clock = clock
+            self.automaticTicks = automaticTicks
+            self.watchesFile = watchesFile
+            self.gravity = gravity
+        }
+    }
+
+    /// Where one queued engine item sits in the programme.
+    struct Placement {
+        var entryKey: String
+        var start: UTCInstant
+        var end: UTCInstant?
+    }
+
+    /// The engine playing the show.
+    public let player: QueuePlayer
+    let gate: CueGate
+    private let display: any Display
+    private let log: ShowLog
+    private let configuration: Configuration
+    private let logger: Logger
+    private let hasSound: Bool
+    private let queue = DispatchQueue(label: "vitrine.show")
+    // Confined to `queue`.
+    private var schedule: Schedule
+    private var resolver: ScheduleResolver
+    private var placements: [ObjectIdentifier: Placement] = [:]
+    private var tailEnd: UTCInstant?
+    /// After a reload, the item that plays until the next boundary (no cut while it is current).
+    private var holdUntilBoundary: ObjectIdentifier?
+    private var timer: (any DispatchSourceTimer)?
+    private var watcher: ScheduleWatcher?
+    private var stopped = false
+
+    /// A show of `schedule` (validated, with media lengths: see ``ScheduleLoader``) on `display`.
+    ///
+    /// - Parameters:
+    ///   - audioSink: the soundtrack (each item's volume is applied to it), or `nil` for silence.
+    ///   - hostClock: the engine's clock (a ``ManualClock`` in tests, with a manually paced display).
+    public init(schedule: Schedule, display: any Display, audioSink: (any AudioSink)?, log: ShowLog,
+                configuration: Configuration = Configuration(), hostClock: any HostClock = MonotonicClock(),
+                logger: Logger = Logger(label: "vitrine.show")) {
+        self.schedule = schedule
+        self.resolver = ScheduleResolver(schedule: schedule)
+        self.display = display
+        self.log = log
+        self.configuration = configuration
+        self.logger = logger
+        hasSound = audioSink != nil
+        let gate = CueGate(display: display, log: log) { plan in audioSink?.setVolume(plan.volume) }
+        self.gate = gate
+        player = QueuePlayer(items: [], videoSink: gate, audioSink: audioSink, clock: hostClock)
+        gate.attach(player)
+        player.setPresentationHandler { record in log.record(record) }
+    }
+
+    deinit { stop() }
+
+    /// Resolves the programme for now, queues it and starts playing (and watching the file).
+    public func start() {
+        queue.sync {
+            logLoaded()
+            rebuild(at: configuration.clock.now())
+        }
+        player.play()
+        if configuration.automaticTicks {
+            let timer = DispatchSource.makeTimerSource(queue: queue)
+            timer.schedule(deadline: .now() + .milliseconds(40), repeating: .milliseconds(40))
+            timer.setEventHandler { [weak self] in self?.step() }
+            timer.resume()
+            queue.sync { self.timer = timer }
+        }
+        if configuration.watchesFile, !schedule.sourcePath.isEmpty {
+            let path = schedule.sourcePath
+            let watcher = ScheduleWatcher(path: path) { [weak self] in self?.fileChanged() }
+            if watcher == nil { logger.warning("cannot watch \(path) for changes (inotify)") }
+            queue.sync { self.watcher = watcher }
+        }
+    }
+
+    /// Stops the show: the timer, the file watcher and the engine.
+    public func stop() {
+        let (timer, watcher): ((any DispatchSourceTimer)?, ScheduleWatcher?) = queue.sync {
+            defer { self.timer = nil; self.watcher = nil; stopped = true }
+            return (self.timer, self.watcher)
+        }
+        timer?.cancel()
+        watcher?.stop()
+        player.invalidate()
+    }
+
+    /// Re-resolves now: cuts over when the winning entry changed, tops the queue up. The timer calls it
+    /// every 40 ms; tests call it between refreshes.
+    public func tick() { queue.sync { step() } }
+
+    /// The schedule playing now.
+    public var currentSchedule: Schedule { queue.sync { schedule } }
+
+    /// Reads, validates and (if valid) adopts the schedule file now, as a file change does. Returns
+    /// whether it was adopted.
+    @discardableResult
+    public func reload() async -> Bool {
+        let path = queue.sync { schedule.sourcePath }
+        let outcome = await ScheduleLoader.load(path: path)
+        return queue.sync { adopt(outcome, path: path) }
+    }
+
+    // MARK: On the queue
+
+    private func fileChanged() {
+        Task { [weak self] in await self?.reload() }
+    }
+
+    private func adopt(_ outcome: ScheduleLoader.Outcome, path: String) -> Bool {
+        guard !stopped else { return false }
+        let at = MonotonicClock().now()
+        switch outcome {
+        case .rejected(let diagnostics, _):
+            let text = diagnostics.map(\.description).joined(separator: "; ")
+            logger.error("schedule \(path) rejected; the current schedule keeps playing: \(text)")
+            log.event(.scheduleRejected, time: nil, at: at, detail: path, reason: text.isEmpty ? "unreadable" : text)
+            return false
+        case .loaded(let new):
+            schedule = new
+            resolver = ScheduleResolver(schedule: new)
+            logLoaded()
+            let now = configuration.clock.now()
+            let winner = resolver.winner(at: now)
+            let current = player.currentItem.flatMap { placements[ObjectIdentifier($0)] }
+            if winner?.entry.isInterrupt == true, current?.entryKey != key(winner) {
+                rebuild(at: now)  // an interrupt takes effect at once
+            } else {
+                // The next item boundary: keep the current item, replace what follows it.
+                for item in player.items().dropFirst() { player.remove(item) }
+                holdUntilBoundary = player.currentItem.map(ObjectIdentifier.init)
+                tailEnd = current?.end ?? now
+                topUp()
+            }
+            return true
+        }
+    }
+
+    private func logLoaded() {
+        logger.info("schedule \(schedule.sourcePath) in effect")
+        log.event(.scheduleLoaded, time: nil, at: MonotonicClock().now(), detail: schedule.sourcePath)
+    }
+
+    private func step() {
+        guard !stopped else { return }
+        let queued = player.items()
+        gate.retainPlans(for: queued)
+        let ids = Set(queued.map(ObjectIdentifier.init))
+        placements = placements.filter { ids.contains($0.key) }
+        let now = configuration.clock.now()
+        let wanted = key(resolver.winner(at: now))
+        let current = queued.first.map(ObjectIdentifier.init)
+        if current != holdUntilBoundary { holdUntilBoundary = nil }
+        if holdUntilBoundary == nil, let current, placements[current]?.entryKey != wanted {
+            // The winning entry changed. At an item boundary that is about to pass (the next item already
+            // belongs to it) nothing needs doing; otherwise cut over now.
+            let next = queued.dropFirst().first.flatMap { placements[ObjectIdentifier($0)] }
+            let imminent = next.map { $0.entryKey == wanted && $0.start <= now.advanced(by: MediaTime(value: 1, timescale: 1))! } ?? false
+            if !imminent { rebuild(at: now) }
+        } else if current == nil, tailEnd == nil || tailEnd! <= now {
+            rebuild(at: now)
+        }
+        topUp()
+    }
+
+    /// Replaces the whole queue with what plays at `instant` (and what follows).
+    private func rebuild(at instant: UTCInstant) {
+        let state = resolver.resolve(at: instant)
+        holdUntilBoundary = nil
+        if let made = makeItem(state) {
+            player.replaceCurrentItem(with: made)
+            tailEnd = placements[ObjectIdentifier(made)]?.end
+        } else {
+            player.removeAllItems()
+            tailEnd = state.nextChange
+        }
+        topUp()
+    }
+
+    /// Keeps three items queued: the current one and two prepared behind it.
+    private func topUp() {
+        var guardCount = 0
+        while player.items().count < 3, let tail = tailEnd, guardCount < 8 {
+            guardCount += 1
+            let state = resolver.resolve(at: tail)
+            guard let made = makeItem(state) else {
+                tailEnd = state.nextChange.flatMap { $0 > tail ? $0 : nil }
+                break
+            }
+            player.insert(made, after: nil)
+            guard let end = placements[ObjectIdentifier(made)]?.end, end > tail else {
+                tailEnd = nil
+                break
+            }
+            tailEnd = end
+        }
+    }
+
+    private func key(_ winner: (entry: Entry, occurrence: Occurrence)?) -> String {
+        guard let winner else { return "fallback" }
+        return "\(winner.entry.name)@\(winner.occurrence.start.nanosecondsSinceEpoch)"
+    }
+
+    /// The engine item for the programme state, registered with its plan and placement.
+    private func makeItem(_ state: ProgrammeState) -> PlayerItem? {
+        guard let name = state.playlistName, let playlist = schedule.playlists[name], let index = state.itemIndex,
+              playlist.items.indices.contains(index) else { return nil }
+        let media = playlist.items[index]
+        let item = ShowItems.playerItem(for: media, withSound: hasSound)
+        let millisecond = MediaTime(value: 1, timescale: 1000)
+        if media.source.isStill {
+            if let length = media.playDuration, state.position > millisecond { item.stillImageDuration = length - state.position }
+        } else if state.mediaTime > millisecond {
+            item.seek(to: state.mediaTime, toleranceBefore: .zero, toleranceAfter: .zero)
+        }
+        let gravity = configuration.gravity ?? ShowItems.screenGravity(schedule.display.gravity)
+        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenHeight: display.outputSize.height) { [logger] in
+            logger.warning("\($0)")
+        }
+        if configuration.gravity != nil { plan.gravity = gravity }
+        gate.setPlan(plan, for: item)
+        let start = state.itemStart ?? state.instant
+        var end: UTCInstant?
+        if let length = media.playDuration, length.isNumeric { end = start.advanced(by: length) }
+        if let change = state.nextChange, end == nil || change < end! {
+            // The entry's window ends first: the item is cut there (the tick re-resolves).
+            end = end ?? change
+        }
+        placements[ObjectIdentifier(item)] = Placement(entryKey: key(state.entry.flatMap { entry in
+            state.occurrence.map { (entry, $0) } }), start: start, end: end)
+        return item
+    }
+}

@@ -1,0 +1,136 @@
+import Foundation
+import MediaAsset
+import MediaTime
+import Playback
+import Testing
+
+/// "Failed to play to end" versus "ended early at a clean end of file": reading that stops on an
+/// error (the connection dropped before the announced length, an I/O error, a read timeout) is a
+/// failure; an end of file FFmpeg reports — even early, in a cut or damaged file — is an end.
+@Suite("Failing to play to the end")
+struct FailedToPlayToEndTests {
+    /// An HTTP server that announces each file's full length, sends only the first `fraction`
+    /// of it and closes the connection: a network stream that drops part-way.
+    final class DroppingServer {
+        static let script = """
+            import http.server, os, socketserver, sys
+            root, port, fraction = sys.argv[1], int(sys.argv[2]), float(sys.argv[3])
+            class Handler(http.server.BaseHTTPRequestHandler):
+                protocol_version = "HTTP/1.1"
+                def do_GET(self):
+                    data = open(os.path.join(root, self.path.lstrip("/")), "rb").read()
+                    self.send_response(200)
+                    self.send_header("Content-Type", "application/octet-stream")
+                    self.send_header("Content-Length", str(len(data)))
+                    self.end_headers()
+                    self.wfile.write(data[: int(len(data) * fraction)])
+                    self.wfile.flush()
+                    self.close_connection = True
+                def log_message(self, *args): pass
+            socketserver.TCPServer.allow_reuse_address = True
+            with socketserver.TCPServer(("127.0.0.1", port), Handler) as server: server.serve_forever()
+            """
+        let process = Process()
+        let port = Int.random(in: 40_000..<50_000)
+
+        init(fraction: Double) throws {
+            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+            process.arguments = ["-c", Self.script, Fixtures.root.appendingPathComponent("Fixtures/generated").path, String(port), String(fraction)]
+            process.standardOutput = FileHandle.nullDevice
+            process.standardError = FileHandle.nullDevice
+            try process.run()
+            for _ in 0..<100 {
+                if Fixtures.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", url("mpeg2.ts")]) == "200" { return }
+                usleep(50_000)
+            }
+        }
+
+        func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
+
+        deinit {
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
+    }
+
+    /// Plays `item` on a 25 Hz harness until the player stops; returns the recorder and the log.
+    private func play(_ item: PlayerItem, harness: Harness) -> (EventRecorder, [PresentationRecord]) {
+        let player = harness.player(nil)
+        defer { player.invalidate() }
+        let recorder = EventRecorder(player)
+        let log = Collector<PresentationRecord>()
+        player.setPresentationHandler { log.append($0) }
+        player.replaceCurrentItem(with: item)
+        player.play()
+        harness.video.run(until: { player.rate == 0 }, maxRefreshes: 1_000)
+        recorder.wait(for: "rate 0.0")
+        settle({ recorder.events.contains("didPlayToEnd") || recorder.events.contains("failedToEnd") })
+        return (recorder, log.values)
+    }
+
+    private func endReason(_ records: [PresentationRecord]) -> String?? {
+        for record in records {
+            if case .event(let event) = record, event.kind == .itemEnded { return .some(event.reason) }
+        }
+        return .none
+    }
+
+    @Test("a stream that drops part-way plays what arrived, then fails to play to its end")
+    func droppedStream() throws {
+        _ = Fixtures.path("mpeg2.ts")
+        let server = try DroppingServer(fraction: 0.5)
+        let harness = Harness(refreshRate: 25)
+        let url = server.url("mpeg2.ts")
+        let item = PlayerItem(url: url)
+        item.isAudioEnabled = false
+        let (recorder, log) = play(item, harness: harness)
+        let shown = harness.shownTimes
+        // Half the bytes: some of the 75 frames, in order, none after the drop.
+        #expect(shown.count > 10 && shown.count < 75, "\(shown.count) frames")
+        #expect(shown == shown.sorted())
+        #expect(recorder.events.contains("failedToEnd"))
+        #expect(!recorder.events.contains("didPlayToEnd"))
+        let error = try #require(recorder.failures.first)
+        #expect(error.description.contains(url), "\(error)")
+        // The item played: it is not a failed item, and the log's item_ended says why it stopped.
+        #expect(item.status == .readyToPlay)
+        let reason = try #require(endReason(log) ?? nil)
+        #expect(reason == error.description)
+    }
+
+    @Test("the same stream sent whole plays to its end")
+    func wholeStream() throws {
+        _ = Fixtures.path("mpeg2.ts")
+        let server = try DroppingServer(fraction: 1)
+        let harness = Harness(refreshRate: 25)
+        let item = PlayerItem(url: server.url("mpeg2.ts"))
+        item.isAudioEnabled = false
+        let (recorder, log) = play(item, harness: harness)
+        #expect(harness.shownTimes.count == 75)
+        #expect(recorder.events.contains("didPlayToEnd"))
+        #expect(!recorder.events.contains("failedToEnd"))
+        #expect(endReason(log) == .some(nil))
+    }
+
+    @Test("a local file whose second half is garbage ends early at a clean end of file")
+    func garbageTail() throws {
+        let original = try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("mpeg2.ts")))
+        let half = original.count / 2
+        var damaged = original.prefix(half)
+        damaged.append(contentsOf: (0..<(original.count - half)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) })
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-garbage-tail-\(UUID().uuidString).ts")
+        try damaged.write(to: path)
+        defer { try? FileManager.default.removeItem(at: path) }
+
+        let harness = Harness(refreshRate: 25)
+        let item = PlayerItem(url: path.path)
+        item.isAudioEnabled = false
+        let (recorder, _) = play(item, harness: harness)
+        let shown = harness.shownTimes
+        // FFmpeg finds no more packets in the garbage and reports the end of the file: what
+        // decoded plays, and the item ends normally (FFmpeg cannot tell it from a short file).
+        #expect(shown.count > 10 && shown.count < 75, "\(shown.count) frames")
+        #expect(recorder.events.contains("didPlayToEnd"))
+        #expect(!recorder.events.contains("failedToEnd"))
+    }
+}

@@ -1,0 +1,80 @@
+import Display
+import Foundation
+import MediaTime
+import Playback
+import Schedule
+@testable import ShowRunner
+import Synchronization
+import Testing
+
+/// The test double behind the AudioSink protocol: records the volumes the show sets, plays into a recording sink.
+final class VolumeRecordingSink: AudioSink, AudioSinkBufferLevel, @unchecked Sendable {
+    let inner: RecordingAudioSink
+    private let volumes = Mutex<[Float]>([])
+    init(clock: any HostClock) { inner = RecordingAudioSink(clock: clock) }
+    var format: AudioFormat { inner.format }
+    var queuedDuration: MediaTime { inner.queuedDuration }
+    var volumesSet: [Float] { volumes.withLock { $0 } }
+    func enqueue(_ buffer: AudioBuffer) -> Bool { inner.enqueue(buffer) }
+    func currentReading() -> AudioClockReading? { inner.currentReading() }
+    func flush() { inner.flush() }
+    func setPaused(_ paused: Bool) { inner.setPaused(paused) }
+    func setVolume(_ volume: Float) {
+        volumes.withLock { $0.append(volume) }
+        inner.setVolume(volume)
+    }
+}
+
+/// Each item's volume, mute and gravity take effect when it becomes current.
+@Suite("item settings", .enabled(if: Fixtures.available, "needs the generated fixtures and ffprobe"))
+struct ItemSettingsTests {
+    @Test("volume and gravity switch with the item; a muted item plays silently on the display clock")
+    func volumeGravityMute() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/items.toml"
+        try """
+            version = 1
+            timezone = "UTC"
+            fallback = "main"
+            [display]
+            gravity = "fit"
+            [[playlists.main.items]]
+            video = "\(Fixtures.path("h264_aac.mp4"))"
+            volume = 0.3
+            gravity = "fill"
+            out = "1s"
+            [[playlists.main.items]]
+            video = "\(Fixtures.path("h264_aac.mp4"))"
+            volume = 0.8
+            out = "1s"
+            [[playlists.main.items]]
+            video = "\(Fixtures.path("h264_aac.mp4"))"
+            mute = true
+            out = "1s"
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let clock = ManualClock(start: MediaTime(value: 1, timescale: 1))
+        let sink = VolumeRecordingSink(clock: clock)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00Z"),
+                                         mode: DisplayMode(width: 320, height: 180, refreshMillihertz: 50_000), audioSink: sink, clock: clock)
+        defer { show.stop() }
+        var leftEdges: [String: [UInt8]] = [:]
+        try show.refresh(170) { outcome in
+            guard case .presented = outcome, let frame = show.collector.frames.last,
+                  frame.presentationTime >= MediaTime(value: 1, timescale: 2), leftEdges["\(frame.itemIndex)"] == nil else { return }
+            let pixel = try show.display.screenshot().image.pixel(x: 4, y: 90)
+            leftEdges["\(frame.itemIndex)"] = [pixel.r, pixel.g, pixel.b]
+        }
+        // fill: the 4:3 picture covers the 16:9 screen; fit: black pillars at the sides.
+        #expect(leftEdges["0"].map { $0.max()! > 100 } == true, "item 0 fills: \(leftEdges)")
+        #expect(leftEdges["1"].map { $0.max()! < 20 } == true, "item 1 fits: \(leftEdges)")
+        #expect(Array(sink.volumesSet.prefix(3)) == [0.3, 0.8, 0], "\(sink.volumesSet)")
+        // The out point: each item ends after 1 s (25 frames), the next starts at its first frame.
+        let frames = show.collector.frames
+        #expect(frames.filter { $0.itemIndex == 0 }.count == 25)
+        #expect(frames.filter { $0.itemIndex == 1 }.first?.presentationTime == .zero)
+        // The muted item has no audio clock: the display clock paces it.
+        #expect(frames.filter { $0.itemIndex == 2 }.allSatisfy { $0.audioClock == nil })
+        #expect(frames.filter { $0.itemIndex == 0 }.dropFirst(5).contains { $0.audioClock != nil })
+    }
+}

@@ -1,0 +1,170 @@
+import Display
+import Foundation
+import MediaTime
+import Playback
+import Schedule
+@testable import ShowRunner
+import Testing
+
+/// What plays when: the resolver's answer for the show clock, stills, and schedule files changing under a running show.
+@Suite("programme", .serialized, .enabled(if: Fixtures.available, "needs the generated fixtures and ffprobe"))
+struct ProgrammeTests {
+    static func loop(_ clip: String) -> String {
+        """
+        version = 1
+        timezone = "UTC"
+        fallback = "main"
+        [[playlists.main.items]]
+        video = "\(Fixtures.path(clip))"
+        """
+    }
+
+    static let daily = """
+        version = 1
+        timezone = "UTC"
+        fallback = "main"
+        [[playlists.main.items]]
+        video = "\(Fixtures.path("queue1.mp4"))"
+        [[playlists.noon.items]]
+        video = "\(Fixtures.path("queue2.mp4"))"
+        [[playlists.noon.items]]
+        video = "\(Fixtures.path("queue3.mp4"))"
+        [entries.lunch]
+        playlist = "noon"
+        start = "12:00"
+        end = "13:00"
+        """
+
+    @Test("--start-at plays what the resolver says for that instant, from the position it says", arguments: [
+        "2026-03-02T12:00:03Z", "2026-03-02T12:00:00.5Z", "2026-03-02T11:59:59Z", "2026-03-02T13:00:01Z",
+    ])
+    func startAt(instant: String) async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/daily.toml"
+        try Self.daily.write(toFile: path, atomically: true, encoding: .utf8)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso(instant))
+        defer { show.stop() }
+        try show.refresh(3)
+        let expected = ScheduleResolver(schedule: show.runner.currentSchedule).resolve(at: .iso(instant))
+        let playlist = try #require(show.runner.currentSchedule.playlists[expected.playlistName ?? ""])
+        let first = try #require(show.collector.frames.first)
+        #expect(first.source == playlist.items[expected.itemIndex!].source.location)
+        // The exact seek lands on the frame containing the position (25 fps).
+        #expect(first.presentationTime <= expected.mediaTime && expected.mediaTime < first.presentationTime + MediaTime(value: 1, timescale: 25),
+                "first frame \(first.presentationTime.seconds) s for position \(expected.mediaTime.seconds) s")
+    }
+
+    @Test("a window opening while the show runs cuts over at once to what the resolver says")
+    func windowOpens() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/daily.toml"
+        try Self.daily.write(toFile: path, atomically: true, encoding: .utf8)
+        // 11:59:59 is 1 s into the 2 s fallback clip; the lunch window opens 1 s later.
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-03-02T11:59:59.3Z"))
+        defer { show.stop() }
+        try show.refresh(100)
+        let sources = show.collector.frames.map(\.source)
+        #expect(sources.first == Fixtures.path("queue1.mp4"))
+        #expect(sources.contains(Fixtures.path("queue2.mp4")))
+        let switchIndex = try #require(sources.firstIndex(of: Fixtures.path("queue2.mp4")))
+        #expect(show.collector.frames[switchIndex].presentationTime == .zero)
+    }
+
+    @Test("a still image shows for its duration, then the next item plays")
+    func stillImage() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/still.toml"
+        try """
+            version = 1
+            timezone = "UTC"
+            fallback = "main"
+            [[playlists.main.items]]
+            image = "\(Fixtures.path("cover.png"))"
+            duration = "1.5s"
+            [[playlists.main.items]]
+            video = "\(Fixtures.path("queue1.mp4"))"
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00Z"))
+        defer { show.stop() }
+        try show.refresh(120)
+        let frames = show.collector.frames
+        let still = frames.filter { $0.source == Fixtures.path("cover.png") }
+        #expect(still.count == 1, "one picture")
+        let next = try #require(frames.first { $0.source == Fixtures.path("queue1.mp4") })
+        #expect(next.presentedAt - still[0].presentedAt == MediaTime(value: 3, timescale: 2), "on screen for 1.5 s")
+    }
+
+    @Test("a valid replacement of the schedule file switches the programme at the next item boundary without a gap")
+    func reloadAtBoundary() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/show.toml"
+        try Self.loop("queue1.mp4").write(toFile: path, atomically: true, encoding: .utf8)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00Z"), watchesFile: true)
+        defer { show.stop() }
+        try show.refresh(30)  // 0.6 s into the first 2 s clip
+        try Fixtures.replace(path, with: Self.loop("queue2.mp4"))
+        #expect(await show.waitFor(.scheduleLoaded, count: 2), "the change was noticed and adopted")
+        try show.refresh(200)
+        let frames = show.collector.frames
+        let switchIndex = try #require(frames.firstIndex { $0.source == Fixtures.path("queue2.mp4") })
+        let last = frames[switchIndex - 1], first = frames[switchIndex]
+        // The old clip played to its last frame, the new one starts at its first, one frame later.
+        #expect(last.source == Fixtures.path("queue1.mp4"))
+        #expect(last.presentationTime == MediaTime(value: 49, timescale: 25) || last.presentationTime.seconds > 1.95)
+        #expect(first.presentationTime == .zero)
+        #expect(first.presentedAt - last.presentedAt == MediaTime(value: 1, timescale: 25), "no gap at the seam")
+        #expect(frames[switchIndex...].allSatisfy { $0.source == Fixtures.path("queue2.mp4") })
+    }
+
+    @Test("a broken replacement is rejected with its errors while playback continues")
+    func brokenReplacement() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/show.toml"
+        try Self.loop("queue1.mp4").write(toFile: path, atomically: true, encoding: .utf8)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00Z"), watchesFile: true)
+        defer { show.stop() }
+        try show.refresh(30)
+        try Fixtures.replace(path, with: "version = 1\ntimezone = \"UTC\"\nfallback = \"nowhere\"\n[[playlists.main.items]]\nvideo = 7\n")
+        #expect(await show.waitFor(.scheduleRejected, count: 1), "the change was noticed and rejected")
+        let rejected = try #require(show.collector.events(.scheduleRejected).first)
+        #expect(rejected.reason?.contains("show.toml:") == true, "\(rejected.reason ?? "")")
+        let before = show.collector.frames.count
+        try show.refresh(250)
+        let after = show.collector.frames[before...]
+        #expect(after.count >= 120, "playback continued")
+        #expect(after.allSatisfy { $0.source == Fixtures.path("queue1.mp4") })
+        #expect(show.collector.events(.scheduleLoaded).count == 1)
+    }
+
+    @Test("an interrupt in a replacement file takes effect at once")
+    func interruptReload() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/show.toml"
+        try Self.loop("h264_aac.mp4").write(toFile: path, atomically: true, encoding: .utf8)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00Z"), watchesFile: true)
+        defer { show.stop() }
+        try show.refresh(50)  // 1 s into the 10 s clip
+        try Fixtures.replace(path, with: Self.loop("h264_aac.mp4") + """
+
+            [[playlists.alert.items]]
+            video = "\(Fixtures.path("queue3.mp4"))"
+            [entries.alert]
+            playlist = "alert"
+            interrupt = true
+            start = "00:00"
+            end = "00:30"
+            """)
+        #expect(await show.waitFor(.scheduleLoaded, count: 2))
+        try show.refresh(10)
+        let frames = show.collector.frames
+        let switchIndex = try #require(frames.firstIndex { $0.source == Fixtures.path("queue3.mp4") })
+        #expect(frames[switchIndex - 1].presentationTime < MediaTime(value: 2, timescale: 1), "cut mid-clip")
+        #expect(frames[switchIndex].presentedAt - frames[switchIndex - 1].presentedAt <= MediaTime(value: 1, timescale: 25))
+    }
+}
