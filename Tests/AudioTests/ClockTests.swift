@@ -117,6 +117,33 @@ struct ClockTests {
         #expect(try await waitUntil { (input.currentReading()?.mediaTime ?? .zero) > resumed + .init(value: 1, timescale: 4) })
     }
 
+    @Test("when the device stays gone, sound moves to the configured fallback device")
+    func fallbackDevice() async throws {
+        let server = try PrivatePulseServer()
+        let directory = try TemporaryDirectory()
+        let capture = directory.path("fallback.wav")
+        let output = try ALSAOutput(configuration: .init(
+            deviceName: "vitrine_pulse", fallbackDeviceName: "vitrine_capture",
+            configurationText: server.alsaConfiguration() + captureConfiguration(file: capture),
+            reopenIntervalMilliseconds: 200))
+        let input = output.makeInput(label: "soundtrack")
+        let changes = output.routeChanges
+        let feeder = Feeder(sink: input, seconds: nil, amplitude: 0.5)
+        output.start()
+        #expect(try await waitUntil { (input.currentReading()?.mediaTime.seconds ?? 0) > 0.3 })
+        server.stop()
+        var iterator = changes.makeAsyncIterator()
+        #expect(await iterator.next()?.reason == .oldDeviceUnavailable)
+        let moved = await iterator.next()
+        #expect(moved?.reason == .newDeviceAvailable)
+        #expect(moved?.currentDevice == "vitrine_capture")
+        let resumed = try #require(input.currentReading()).mediaTime
+        #expect(try await waitUntil { (input.currentReading()?.mediaTime ?? .zero) > resumed + .init(value: 1, timescale: 5) })
+        feeder.stop()
+        output.stop()
+        #expect(try readWAVSamples(capture).contains { abs(Int($0)) > 10_000 })
+    }
+
     @Test("the engine slaves video to the ALSA clock: each frame appears within 20 ms of its sound")
     func engineAVSync() async throws {
         let directory = try TemporaryDirectory()

@@ -53,11 +53,12 @@ struct OutputState: Sendable {
         var heard = heardFrameStamp
         if isClockRunning {
             let elapsed = max(0, nowNanos - stampHostNanos)
-            // A running device is re-stamped every period; when a write blocks longer, the
-            // device is not consuming (a sound server still starting, a stall), so extrapolate
-            // two periods at most instead of running ahead of what is heard.
+            // A running device is re-stamped every period; when no stamp comes for longer, either
+            // the audio thread is late (the device plays on) or the device is not consuming (a
+            // sound server still starting, a stall). Extrapolate four periods at most: enough to
+            // ride out a late thread, without running far ahead of a device that stopped.
             let extrapolated = elapsed * Int64(deviceFormat.sampleRate) / 1_000_000_000
-            heard += min(extrapolated, Int64(2 * deviceFormat.periodFrames))
+            heard += min(extrapolated, Int64(4 * deviceFormat.periodFrames))
             heard = min(heard, framesWritten)
         }
         heard = max(heard, lastHeardEstimate)
