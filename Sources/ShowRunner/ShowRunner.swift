@@ -259,7 +259,8 @@ public final class ShowRunner: @unchecked Sendable {
             item.seek(to: state.mediaTime, toleranceBefore: .zero, toleranceAfter: .zero)
         }
         let gravity = configuration.gravity ?? ShowItems.screenGravity(schedule.display.gravity)
-        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenHeight: display.outputSize.height) { [logger] in
+        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.outputSize.width,
+                                  screenHeight: display.outputSize.height) { [logger] in
             logger.warning("\($0)")
         }
         if configuration.gravity != nil { plan.gravity = gravity }
