@@ -234,11 +234,16 @@ struct PlayCommand: AsyncParsableCommand {
     /// Reports item failures on standard error; the task's value is how many items failed.
     private func watchFailures(of player: QueuePlayer) -> Task<Int, Never> {
         let events = player.events
+        // Items open as soon as they are queued: one may have failed before this subscription.
+        let failedEarlier = player.items().filter { $0.status == .failed }
         return Task {
-            var failures = 0
+            var reported = Set(failedEarlier.map(ObjectIdentifier.init))
+            for item in failedEarlier { printError("vitrine play: \(item.error?.description ?? item.url)") }
+            var failures = failedEarlier.count
             for await event in events {
                 switch event {
                 case .itemStatusChanged(let item, .failed):
+                    guard reported.insert(ObjectIdentifier(item)).inserted else { continue }
                     failures += 1
                     printError("vitrine play: \(item.error?.description ?? item.url)")
                 case .failedToPlayToEndTime(let item, let error) where item.status != .failed:

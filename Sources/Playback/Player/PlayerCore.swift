@@ -404,7 +404,18 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     var droppedFrames: Int { state.withLock { $0.droppedFrames } }
 
     func setPresentationHandler(_ handler: (@Sendable (PresentationRecord) -> Void)?) {
-        state.withLock { $0.presentationHandler = handler }
+        // Items are opened as soon as they are queued, so one can fail before a handler is
+        // installed; replay those failures so the log never misses an item_failed.
+        let earlier: [(Int, PlayerItem)] = state.withLock { state in
+            state.presentationHandler = handler
+            return state.items.enumerated().filter { $0.element.status == .failed }.map { (state.itemIndex + $0.offset, $0.element) }
+        }
+        guard let handler else { return }
+        for (index, item) in earlier {
+            handler(.event(PresentationEvent(
+                kind: .itemFailed, itemIndex: index, source: item.url, time: nil, at: clock.now(),
+                reason: item.error?.description ?? "unknown error")))
+        }
     }
 
     /// The current item's time now.
