@@ -3,11 +3,43 @@ import MediaTime
 import Playback
 import Synchronization
 
+/// A scrolling text: one line running right to left through its rectangle, over a fixed background bar.
+struct TickerSpec: Sendable {
+    let text: String
+    /// The text's looks (no background: the bar is ``background``).
+    let style: ScreenTextStyle
+    /// The rectangle in screen pixels.
+    let x: Int, y: Int, width: Int, height: Int
+    /// The line's width in pixels (an upper estimate, so it never wraps).
+    let lineWidth: Int
+    /// Pixels per second.
+    let speed: Double
+    /// The bar behind the text: the overlay's background colour over its rectangle (transparent without one).
+    let background: ScreenOverlay
+    let zIndex: Int
+    let opacity: Double
+
+    /// The text overlay with its left edge `offset` pixels from the rectangle's right edge, leftwards.
+    func line(at offset: Int) -> ScreenOverlay {
+        ScreenOverlay(.text(text, style), frame: .pixels(x: x + width - offset, y: y, width: lineWidth, height: height),
+                      zIndex: zIndex, opacity: opacity)
+    }
+
+    /// How far the text has run after `elapsed`: it enters at the right, leaves at the left, and starts again.
+    func offset(after elapsed: MediaTime) -> Int {
+        let cycle = Double(width + lineWidth)
+        let run = max(0, elapsed.seconds) * speed
+        return Int(run.truncatingRemainder(dividingBy: cycle))
+    }
+}
+
 /// An overlay of one queued item, placed in that item's media timeline.
 struct CueSpec: Sendable {
     /// Names the overlay in the log ("logo.png at 00:00:02").
     let label: String
     let overlay: ScreenOverlay
+    /// Set for a scrolling text: the gate moves it at every refresh (``overlay`` is then its bar).
+    var ticker: TickerSpec? = nil
     /// The media time from which it shows: the first frame at or after it carries it.
     let start: MediaTime
     /// The media time at which it is removed (and fades out); `nil`: with the item.
@@ -42,6 +74,8 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
         var current: ObjectIdentifier?
         var plan: ItemPlan?
         var shown: [Int: OverlayID] = [:]
+        /// A ticker's moving line: its overlay, its offset and when it started running.
+        var tickers: [Int: (line: OverlayID, offset: Int, since: MediaTime)] = [:]
         var finished: Set<Int> = []
         /// The current item's first presented frame: its time and when it was presented (for stills).
         var firstPresented: (time: MediaTime, host: MediaTime)?
@@ -99,7 +133,9 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
             if state.current != id {
                 // A new item: the previous one's overlays go, its own settings take over.
                 for overlay in state.shown.values { layers.remove(overlay) }
+                for ticker in state.tickers.values { layers.remove(ticker.line) }
                 state.shown = [:]
+                state.tickers = [:]
                 state.finished = []
                 state.firstPresented = nil
                 state.frameOfCurrent = []
@@ -133,7 +169,12 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
                     state.finished.insert(index)  // jumped over (started later in the item)
                     continue
                 }
-                state.shown[index] = layers.add(cue.overlay)
+                if let ticker = cue.ticker {
+                    state.shown[index] = layers.add(ticker.background)
+                    state.tickers[index] = (layers.add(ticker.line(at: 0)), 0, tick.hostTime)
+                } else {
+                    state.shown[index] = layers.add(cue.overlay)
+                }
                 if let frameID { state.waiting[frameID, default: []].append((.overlayShown, cue.label)) } else {
                     immediate.append((.overlayShown, cue.label, time))
                 }
@@ -141,6 +182,7 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
             for (index, overlay) in state.shown {
                 guard let end = plan.cues[index].end, time >= end else { continue }
                 layers.remove(overlay)
+                if let ticker = state.tickers.removeValue(forKey: index) { layers.remove(ticker.line) }
                 state.shown[index] = nil
                 state.finished.insert(index)
                 if let frameID { state.waiting[frameID, default: []].append((.overlayHidden, plan.cues[index].label)) } else {
@@ -148,6 +190,7 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
                 }
             }
         }
+        moveTickers(at: tick, layers: layers)
         if let changedPlan { onItemChange(changedPlan) }
         if advance {
             player.advanceToNextItem()
@@ -155,6 +198,20 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
         }
         for (kind, label, time) in immediate { log.event(kind, time: time, at: tick.hostTime, detail: label) }
         return content
+    }
+
+    /// Tickers run on the display's clock: every refresh moves them, whether or not a new frame came.
+    private func moveTickers(at tick: RefreshTick, layers: LayerStack) {
+        state.withLock { state in
+            guard let plan = state.plan else { return }
+            for (index, running) in state.tickers {
+                guard let ticker = plan.cues[index].ticker else { continue }
+                let offset = ticker.offset(after: tick.hostTime - running.since)
+                guard abs(offset - running.offset) >= 2 || offset < running.offset else { continue }
+                layers.remove(running.line)
+                state.tickers[index] = (layers.add(ticker.line(at: offset)), offset, running.since)
+            }
+        }
     }
 
     func didPresent(frameID: UInt64, at tick: RefreshTick) {

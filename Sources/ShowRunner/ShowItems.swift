@@ -18,7 +18,8 @@ enum ShowItems {
 
     /// What the show does while `item` plays: overlays placed in the media's timeline (cues count from
     /// the in point), gravity, volume and out point.
-    static func plan(for item: MediaItem, defaultGravity: ScreenGravity, screenHeight: Int, log: (String) -> Void) -> ItemPlan {
+    static func plan(for item: MediaItem, defaultGravity: ScreenGravity, screenWidth: Int, screenHeight: Int,
+                     log: (String) -> Void) -> ItemPlan {
         let inPoint = item.source.isStill ? MediaTime.zero : (item.inPoint ?? .zero)
         var plan = ItemPlan(gravity: item.gravity.map(screenGravity) ?? defaultGravity)
         plan.isStill = item.source.isStill
@@ -31,7 +32,9 @@ enum ShowItems {
         for (overlay, range) in item.overlayTimeline() {
             guard let screen = screenOverlay(overlay, screenHeight: screenHeight, log: log) else { continue }
             let end: MediaTime? = range.end.isNumeric ? inPoint + range.end : nil
-            plan.cues.append(CueSpec(label: label(overlay), overlay: screen, start: inPoint + range.start, end: end))
+            var cue = CueSpec(label: label(overlay), overlay: screen, start: inPoint + range.start, end: end)
+            cue.ticker = ticker(overlay, screenWidth: screenWidth, screenHeight: screenHeight)
+            plan.cues.append(cue)
         }
         return plan
     }
@@ -72,6 +75,26 @@ enum ShowItems {
         }
         return ScreenOverlay(content, frame: frame, zIndex: overlay.zIndex, opacity: overlay.opacity,
                              fadeIn: overlay.fadeIn, fadeOut: overlay.fadeOut)
+    }
+
+    /// A scrolling text overlay's motion and looks; `nil` for anything else.
+    static func ticker(_ overlay: ScheduledOverlay, screenWidth: Int, screenHeight: Int) -> TickerSpec? {
+        guard case .text(let style) = overlay.content, let speed = style.tickerSpeed, speed > 0 else { return nil }
+        let x = Int((overlay.rect.x * Double(screenWidth)).rounded()), y = Int((overlay.rect.y * Double(screenHeight)).rounded())
+        let width = Int((overlay.rect.width * Double(screenWidth)).rounded())
+        let height = Int((overlay.rect.height * Double(screenHeight)).rounded())
+        guard width > 0, height > 0 else { return nil }
+        let pixels = max(8, Int((style.fontSize * Double(height)).rounded()))
+        // DejaVu Sans advances stay under 0.8 em for every Latin letter: the line never wraps.
+        let lineWidth = Int(Double(pixels) * 0.8 * Double(style.text.count)) + pixels
+        // The bar: the background colour over the whole rectangle (transparent without one).
+        let pixel: [UInt8] = style.background.map { [$0.red, $0.green, $0.blue, $0.alpha] } ?? [0, 0, 0, 0]
+        let bar = RGBAImage(width: width, height: height, pixels: [UInt8]((0..<(width * height)).flatMap { _ in pixel }))
+        let background = ScreenOverlay(.image(bar), frame: .pixels(x: x, y: y, width: width, height: height), zIndex: overlay.zIndex,
+                                       opacity: overlay.opacity, fadeIn: overlay.fadeIn, fadeOut: overlay.fadeOut)
+        let text = ScreenTextStyle(pixelSize: pixels, color: screenColor(style.color), background: nil, alignment: .leading, padding: 0)
+        return TickerSpec(text: style.text, style: text, x: x, y: y, width: width, height: height, lineWidth: lineWidth,
+                          speed: speed * Double(width), background: background, zIndex: overlay.zIndex, opacity: overlay.opacity)
     }
 
     static func screenColor(_ color: ScheduledColor) -> ScreenColor {

@@ -89,7 +89,13 @@ public final class ShowRunner: @unchecked Sendable {
         player.setPresentationHandler { record in log.record(record) }
     }
 
-    deinit { stop() }
+    deinit {
+        // No other reference exists now, so the queue's state can be read directly (a `queue.sync` here
+        // could run on the queue itself when the last reference went away inside a timer callback).
+        timer?.cancel()
+        watcher?.stop()
+        player.invalidate()
+    }
 
     /// Resolves the programme for now, queues it and starts playing (and watching the file).
     public func start() {
@@ -253,7 +259,8 @@ public final class ShowRunner: @unchecked Sendable {
             item.seek(to: state.mediaTime, toleranceBefore: .zero, toleranceAfter: .zero)
         }
         let gravity = configuration.gravity ?? ShowItems.screenGravity(schedule.display.gravity)
-        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenHeight: display.outputSize.height) { [logger] in
+        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.outputSize.width,
+                                  screenHeight: display.outputSize.height) { [logger] in
             logger.warning("\($0)")
         }
         if configuration.gravity != nil { plan.gravity = gravity }

@@ -199,9 +199,11 @@ struct PlayCommand: AsyncParsableCommand {
             show.stop()
         } else {
             // The queue owns the items: once played they are released.
-            let player = QueuePlayer(items: makeItems(), videoSink: screen, audioSink: soundtrack)
+            let player = QueuePlayer(items: [], videoSink: screen, audioSink: soundtrack)
             player.loops = loop
             player.setPresentationHandler { log.record($0) }
+            // Queued after the handler is set: an item failing at once still gets its item_failed line.
+            for item in makeItems() { player.insert(item, after: nil) }
             let watcher = watchFailures(of: player)
             player.play()
             while true {
@@ -264,9 +266,10 @@ struct PlayCommand: AsyncParsableCommand {
         let clock: any HostClock = simulatedClock ? ManualClock(start: MonotonicClock().now()) : MonotonicClock()
         let videoSink = NullVideoSink(refreshRate: refreshRate, clock: clock)
         let audioSink: NullAudioSink? = noAudio ? nil : NullAudioSink(clock: clock)
-        let player = QueuePlayer(items: makeItems(), videoSink: videoSink, audioSink: audioSink, clock: clock)
+        let player = QueuePlayer(items: [], videoSink: videoSink, audioSink: audioSink, clock: clock)
         player.loops = loop
         if let writer { player.setPresentationHandler { writer.write($0) } }
+        for item in makeItems() { player.insert(item, after: nil) }
         let watcher = watchFailures(of: player)
         player.play()
         let start = clock.now()

@@ -77,4 +77,43 @@ struct ItemSettingsTests {
         #expect(frames.filter { $0.itemIndex == 2 }.allSatisfy { $0.audioClock == nil })
         #expect(frames.filter { $0.itemIndex == 0 }.dropFirst(5).contains { $0.audioClock != nil })
     }
+
+    @Test("an in point starts the media there and places cues from it; repeat plays the item again")
+    func inPointAndRepeat() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let overlay = directory + "/magenta.png"
+        try writeSolidPNG(overlay, red: 255, green: 0, blue: 255)
+        let path = directory + "/trim.toml"
+        try """
+            version = 1
+            timezone = "UTC"
+            fallback = "main"
+            [[playlists.main.items]]
+            video = "\(Fixtures.path("h264_aac.mp4"))"
+            in = "1s"
+            out = "2s"
+            repeat = 2
+              [[playlists.main.items.overlays]]
+              image = "\(overlay)"
+              rect = [0.5, 0.5, 0.25, 0.25]
+              at = "0.5s"
+            [[playlists.main.items]]
+            video = "\(Fixtures.path("queue1.mp4"))"
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00Z"))
+        defer { show.stop() }
+        try show.refresh(130)
+        let frames = show.collector.frames
+        for index in 0...1 {
+            let played = frames.filter { $0.itemIndex == index }.map(\.presentationTime)
+            #expect(played.first == MediaTime(value: 1, timescale: 1), "item \(index) starts at its in point")
+            #expect(played.last == MediaTime(value: 49, timescale: 25), "item \(index) ends before its out point")
+            #expect(played.count == 25)
+        }
+        let shown = show.collector.events(.overlayShown)
+        // The cue is 1.5 s in the media; frames start every 40 ms, so the first at or after it is 1.52 s.
+        #expect(shown.prefix(2).map(\.time) == [MediaTime(value: 38, timescale: 25), MediaTime(value: 38, timescale: 25)])
+        #expect(frames.first { $0.itemIndex == 2 }?.source == Fixtures.path("queue1.mp4"))
+    }
 }

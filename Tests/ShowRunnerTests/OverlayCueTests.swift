@@ -163,3 +163,45 @@ struct OverlayFadeTests {
         #expect(levels[first + 10] >= 750, "full after the fade: \(levels[first + 10])")
     }
 }
+
+/// Tickers: a text line running right to left through its rectangle at its speed, over its bar.
+@Suite("tickers", .enabled(if: Fixtures.available, "needs the generated fixtures and ffprobe"))
+struct TickerTests {
+    @Test("the text enters at the right and moves left at ticker_speed rectangle widths per second")
+    func scrolls() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/ticker.toml"
+        try """
+            version = 1
+            timezone = "UTC"
+            fallback = "main"
+            [[playlists.main.items]]
+            image = "\(Fixtures.path("cover.png"))"
+            duration = "5s"
+              [[playlists.main.items.overlays]]
+              text = "IIII news"
+              ticker = true
+              ticker_speed = 0.25
+              rect = [0.0, 0.8, 1.0, 0.2]
+              color = "#FFFFFF"
+              background = "#000000FF"
+              at = "1s"
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00Z"))
+        defer { show.stop() }
+        /// The leftmost column of the bar (320 px wide, rows 192..<240) with a bright pixel: the text's left edge.
+        func textLeftEdge() throws -> Int? {
+            let image = try show.display.screenshot().image
+            return (0..<320).first { x in (200..<236).contains { y in image.pixel(x: x, y: y).g > 200 } }
+        }
+        try show.refresh(50 + 25)   // 1 s to the cue, then 0.5 s of running
+        let early = try #require(try textLeftEdge())
+        try show.refresh(25)        // 0.5 s later
+        let later = try #require(try textLeftEdge())
+        // 0.25 widths per second of 320 px is 80 px/s: 40 px in 0.5 s (the line moves in steps of 2 px).
+        #expect(abs((early - later) - 40) <= 3, "moved \(early - later) px in 0.5 s")
+        #expect(early > 240 && early < 300, "entered from the right: \(early)")
+        #expect(show.collector.events(.overlayShown).count == 1)
+    }
+}
