@@ -63,7 +63,25 @@ final class ItemPipeline: @unchecked Sendable {
     let source: String
     let audioFormat: AudioFormat
     private let onEvent: @Sendable (Event) -> Void
-    let lock = ConditionLock()
+    /// Who waits on ``lock``: each has its own condition, so a hand-off wakes only the thread it
+    /// concerns. State changes that concern several (seek, stop, end of input, track changes)
+    /// wake them all.
+    enum Waiter {
+        /// The demux thread, for room in the packet queues.
+        static let demux = 0
+        /// The video decoder, for packets.
+        static let videoWork = 1
+        /// The audio decoder, for packets.
+        static let audioWork = 2
+        /// The video decoder, for room in the decoded frame queue.
+        static let videoRoom = 3
+        /// The audio decoder, for room in the decoded audio queue.
+        static let audioRoom = 4
+        /// The audio feeder (and the decode benchmark), for decoded data.
+        static let consumer = 5
+        static let count = 6
+    }
+    let lock = ConditionLock(conditionCount: Waiter.count)
 
     // Guarded by `lock`.
     private(set) var serial = 0
@@ -172,7 +190,7 @@ final class ItemPipeline: @unchecked Sendable {
         lock.withLock {
             let before = videoFrames.count
             let result = body(&videoFrames)
-            if videoFrames.count != before { lock.broadcast() }
+            if videoFrames.count != before { lock.broadcast(Waiter.videoRoom) }
             return result
         }
     }
@@ -194,11 +212,11 @@ final class ItemPipeline: @unchecked Sendable {
     func takeAudio(timeoutNanoseconds: Int64) -> DecodedAudioBuffer? {
         lock.withLock {
             if audioBuffers.isEmpty && !stopping && audioFinishedSerial != serial {
-                lock.wait(timeoutNanoseconds: timeoutNanoseconds)
+                lock.wait(Waiter.consumer, timeoutNanoseconds: timeoutNanoseconds)
             }
             guard let first = audioBuffers.popFirst() else { return nil }
             audioBufferedDuration = audioBufferedDuration - first.buffer.duration
-            lock.broadcast()
+            lock.broadcast(Waiter.audioRoom)
             return first
         }
     }
@@ -215,7 +233,7 @@ final class ItemPipeline: @unchecked Sendable {
                 return videoDone && audioDone
             }
             if videoFrames.isEmpty && audioBuffers.isEmpty && !finished() && !stopping {
-                lock.wait(timeoutNanoseconds: timeoutNanoseconds)
+                lock.wait(Waiter.consumer, timeoutNanoseconds: timeoutNanoseconds)
             }
             let video = videoFrames.count
             let audio = audioBuffers.reduce(0) { $0 + $1.buffer.frameCount }
@@ -371,7 +389,7 @@ final class ItemPipeline: @unchecked Sendable {
             var seekTarget: MediaTime?
             let readSerial: Int? = lock.withLock {
                 while !stopping && pendingSeek == nil && (demuxFinishedSerial == serial || queuesFull()) {
-                    lock.wait()
+                    lock.wait(Waiter.demux)
                 }
                 if stopping { return nil }
                 seekTarget = pendingSeek
@@ -437,7 +455,7 @@ final class ItemPipeline: @unchecked Sendable {
                         return
                     }
                     queuedBytes += Int(packet.size)
-                    lock.broadcast()
+                    lock.broadcast(streamIndex == videoIndex ? Waiter.videoWork : Waiter.audioWork)
                 }
                 if loadedUntil - lastReportedLoad >= MediaTime(value: 1, timescale: 2) {
                     lastReportedLoad = loadedUntil
@@ -481,20 +499,20 @@ final class ItemPipeline: @unchecked Sendable {
                 if video, let packet = videoPackets.popFirst() {
                     queuedBytes -= Int(packet.packet.pointer.pointee.size)
                     if packet.packet.pointer.pointee.duration > 0 { videoQueuedDuration = max(.zero, videoQueuedDuration - packetDuration(packet)) }
-                    lock.broadcast()
+                    lock.broadcast(Waiter.demux)
                     if packet.serial == serial { return .packet(packet) }
                     continue
                 }
                 if !video, let packet = audioPackets.popFirst() {
                     queuedBytes -= Int(packet.packet.pointer.pointee.size)
                     if packet.packet.pointer.pointee.duration > 0 { audioQueuedDuration = max(.zero, audioQueuedDuration - packetDuration(packet)) }
-                    lock.broadcast()
+                    lock.broadcast(Waiter.demux)
                     if packet.serial == serial { return .packet(packet) }
                     continue
                 }
                 let finished = video ? videoFinishedSerial : audioFinishedSerial
                 if demuxFinishedSerial == serial && finished != serial { return .drain(serial: serial) }
-                lock.wait()
+                lock.wait(video ? Waiter.videoWork : Waiter.audioWork)
             }
         }
     }
@@ -565,13 +583,13 @@ final class ItemPipeline: @unchecked Sendable {
     private func push(video frame: DecodedVideoFrame) -> Bool {
         let queued: Bool? = lock.withLock {
             while !stopping && serial == frame.serial && videoFrames.count >= ItemPipeline.videoFrameCapacity {
-                lock.wait()
+                lock.wait(Waiter.videoRoom)
             }
             if stopping { return nil }
             guard serial == frame.serial else { return false }
             if let discardBefore, frame.end <= discardBefore { return false }
             videoFrames.append(frame)
-            lock.broadcast()
+            lock.broadcast(Waiter.consumer)
             return true
         }
         guard let queued else { return false }
@@ -648,14 +666,14 @@ final class ItemPipeline: @unchecked Sendable {
         let queued: Bool? = lock.withLock {
             while !stopping && serial == buffer.serial && audioWanted
                 && audioBufferedDuration >= ItemPipeline.audioBufferedDuration {
-                lock.wait()
+                lock.wait(Waiter.audioRoom)
             }
             if stopping { return nil }
             guard serial == buffer.serial, audioWanted else { return false }
             if let discardBefore, buffer.buffer.presentationTime + buffer.buffer.duration <= discardBefore { return false }
             audioBuffers.append(buffer)
             audioBufferedDuration = audioBufferedDuration + buffer.buffer.duration
-            lock.broadcast()
+            lock.broadcast(Waiter.consumer)
             return true
         }
         guard let queued else { return false }
