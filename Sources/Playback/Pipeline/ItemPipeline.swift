@@ -526,6 +526,9 @@ final class ItemPipeline: @unchecked Sendable {
     private func videoDecodeLoop(_ decoder: Decoder, converter: VideoFrameConverter, startTime: MediaTime, frameRate: AVRational) {
         var decoderSerial = -1
         var nextPTS = MediaTime.invalid
+        // One frame box per decoded picture (it becomes the VideoFrame's storage), not per
+        // receive call: the call that answers "needs input" reuses it.
+        var box = Frame()
         let nominalDuration = frameRate.num > 0 ? MediaTime(value: Int64(frameRate.den), timescale: frameRate.num) : .invalid
         while true {
             let work = nextWork(video: true)
@@ -548,7 +551,6 @@ final class ItemPipeline: @unchecked Sendable {
                 drainSerial = serial
             }
             receiving: while true {
-                let box = Frame()
                 let received: Decoder.ReceiveResult
                 do { received = try decoder.receive(into: box) } catch { break receiving }
                 switch received {
@@ -559,7 +561,9 @@ final class ItemPipeline: @unchecked Sendable {
                     let frameDuration = box.pointer.pointee.pkt_duration > 0
                         ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration
                     nextPTS = pts + frameDuration
-                    guard let frame = converter.convert(box, presentationTime: pts, duration: frameDuration) else { continue }
+                    let decoded = box
+                    box = Frame()
+                    guard let frame = converter.convert(decoded, presentationTime: pts, duration: frameDuration) else { continue }
                     if !push(video: DecodedVideoFrame(frame: frame, serial: decoderSerial)) { return }
                 case .needsInput:
                     break receiving
@@ -602,6 +606,8 @@ final class ItemPipeline: @unchecked Sendable {
         var decoderStream = -1
         var decoderSerial = -1
         var nextPTS = MediaTime.invalid
+        // The samples are copied out by the resampler: one frame box serves every receive.
+        let box = Frame()
         while true {
             let work = nextWork(video: false)
             var drainSerial: Int?
@@ -633,7 +639,6 @@ final class ItemPipeline: @unchecked Sendable {
                 drainSerial = serial
             }
             receiving: while true {
-                let box = Frame()
                 let received: Decoder.ReceiveResult
                 do { received = try decoder.receive(into: box) } catch { break receiving }
                 switch received {
