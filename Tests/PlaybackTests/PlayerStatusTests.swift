@@ -47,6 +47,19 @@ struct PlayerStatusTests {
         #expect(player.status == .unknown)
     }
 
+    @Test("an audio output alone is enough to become readyToPlay")
+    func audioOutputOnly() async {
+        let clock = ManualClock()
+        let item = PlayerItem(url: Fixtures.path("tagged.m4a"))
+        let updates = item.statusUpdates
+        let player = Player(item: item, videoSink: nil, audioSink: RecordingAudioSink(clock: clock), clock: clock)
+        defer { player.invalidate() }
+        for await status in updates where status != .unknown { break }
+        #expect(item.status == .readyToPlay)
+        settle({ player.status == .readyToPlay })
+        #expect(player.status == .readyToPlay)
+    }
+
     @Test("an item that fails does not fail the player")
     func failedItemLeavesPlayerAlone() async {
         let harness = Harness()

@@ -44,6 +44,7 @@ final class VideoFrameConverter: @unchecked Sendable {
         let width = Int(frame.width), height = Int(frame.height)
         let sizes = VideoFrame.planeSizes(format, width: width, height: height)
         var planes: [VideoFrame.Plane] = []
+        planes.reserveCapacity(sizes.count)
         withUnsafeBytes(of: frame.data) { data in
             withUnsafeBytes(of: frame.linesize) { lines in
                 let pointers = data.bindMemory(to: UnsafeMutablePointer<UInt8>?.self)
@@ -127,15 +128,17 @@ final class AudioResampler: @unchecked Sendable {
         }
         let capacity = Int(swr_get_out_samples(context, frame.pointee.nb_samples))
         guard capacity > 0 else { return nil }
-        var samples = [Float](repeating: 0, count: capacity * format.channelCount)
-        let produced = samples.withUnsafeMutableBytes { buffer -> Int32 in
-            var output: UnsafeMutablePointer<UInt8>? = buffer.baseAddress!.assumingMemoryBound(to: UInt8.self)
-            return frame.pointee.extended_data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { input in
+        // swresample writes every sample it reports: no zero-fill first.
+        let channels = format.channelCount
+        var produced: Int32 = 0
+        let samples = [Float](unsafeUninitializedCapacity: capacity * channels) { buffer, initialized in
+            var output: UnsafeMutablePointer<UInt8>? = UnsafeMutableRawPointer(buffer.baseAddress!).assumingMemoryBound(to: UInt8.self)
+            produced = frame.pointee.extended_data.withMemoryRebound(to: UnsafePointer<UInt8>?.self, capacity: 8) { input in
                 swr_convert(context, &output, Int32(capacity), input, frame.pointee.nb_samples)
             }
+            initialized = max(0, Int(produced)) * channels
         }
         guard produced > 0 else { return nil }
-        samples.removeLast(samples.count - Int(produced) * format.channelCount)
         return AudioBuffer(samples: samples, format: format, presentationTime: presentationTime)
     }
 }

@@ -63,7 +63,25 @@ final class ItemPipeline: @unchecked Sendable {
     let source: String
     let audioFormat: AudioFormat
     private let onEvent: @Sendable (Event) -> Void
-    let lock = ConditionLock()
+    /// Who waits on ``lock``: each has its own condition, so a hand-off wakes only the thread it
+    /// concerns. State changes that concern several (seek, stop, end of input, track changes)
+    /// wake them all.
+    enum Waiter {
+        /// The demux thread, for room in the packet queues.
+        static let demux = 0
+        /// The video decoder, for packets.
+        static let videoWork = 1
+        /// The audio decoder, for packets.
+        static let audioWork = 2
+        /// The video decoder, for room in the decoded frame queue.
+        static let videoRoom = 3
+        /// The audio decoder, for room in the decoded audio queue.
+        static let audioRoom = 4
+        /// The audio feeder (and the decode benchmark), for decoded data.
+        static let consumer = 5
+        static let count = 6
+    }
+    let lock = ConditionLock(conditionCount: Waiter.count)
 
     // Guarded by `lock`.
     private(set) var serial = 0
@@ -175,7 +193,7 @@ final class ItemPipeline: @unchecked Sendable {
         lock.withLock {
             let before = videoFrames.count
             let result = body(&videoFrames)
-            if videoFrames.count != before { lock.broadcast() }
+            if videoFrames.count != before { lock.broadcast(Waiter.videoRoom) }
             return result
         }
     }
@@ -197,11 +215,11 @@ final class ItemPipeline: @unchecked Sendable {
     func takeAudio(timeoutNanoseconds: Int64) -> DecodedAudioBuffer? {
         lock.withLock {
             if audioBuffers.isEmpty && !stopping && audioFinishedSerial != serial {
-                lock.wait(timeoutNanoseconds: timeoutNanoseconds)
+                lock.wait(Waiter.consumer, timeoutNanoseconds: timeoutNanoseconds)
             }
             guard let first = audioBuffers.popFirst() else { return nil }
             audioBufferedDuration = audioBufferedDuration - first.buffer.duration
-            lock.broadcast()
+            lock.broadcast(Waiter.audioRoom)
             return first
         }
     }
@@ -218,7 +236,7 @@ final class ItemPipeline: @unchecked Sendable {
                 return videoDone && audioDone
             }
             if videoFrames.isEmpty && audioBuffers.isEmpty && !finished() && !stopping {
-                lock.wait(timeoutNanoseconds: timeoutNanoseconds)
+                lock.wait(Waiter.consumer, timeoutNanoseconds: timeoutNanoseconds)
             }
             let video = videoFrames.count
             let audio = audioBuffers.reduce(0) { $0 + $1.buffer.frameCount }
@@ -374,7 +392,7 @@ final class ItemPipeline: @unchecked Sendable {
             var seekTarget: MediaTime?
             let readSerial: Int? = lock.withLock {
                 while !stopping && pendingSeek == nil && (demuxFinishedSerial == serial || queuesFull()) {
-                    lock.wait()
+                    lock.wait(Waiter.demux)
                 }
                 if stopping { return nil }
                 seekTarget = pendingSeek
@@ -440,7 +458,7 @@ final class ItemPipeline: @unchecked Sendable {
                         return
                     }
                     queuedBytes += Int(packet.size)
-                    lock.broadcast()
+                    lock.broadcast(streamIndex == videoIndex ? Waiter.videoWork : Waiter.audioWork)
                 }
                 if loadedUntil - lastReportedLoad >= MediaTime(value: 1, timescale: 2) {
                     lastReportedLoad = loadedUntil
@@ -484,20 +502,20 @@ final class ItemPipeline: @unchecked Sendable {
                 if video, let packet = videoPackets.popFirst() {
                     queuedBytes -= Int(packet.packet.pointer.pointee.size)
                     if packet.packet.pointer.pointee.duration > 0 { videoQueuedDuration = max(.zero, videoQueuedDuration - packetDuration(packet)) }
-                    lock.broadcast()
+                    lock.broadcast(Waiter.demux)
                     if packet.serial == serial { return .packet(packet) }
                     continue
                 }
                 if !video, let packet = audioPackets.popFirst() {
                     queuedBytes -= Int(packet.packet.pointer.pointee.size)
                     if packet.packet.pointer.pointee.duration > 0 { audioQueuedDuration = max(.zero, audioQueuedDuration - packetDuration(packet)) }
-                    lock.broadcast()
+                    lock.broadcast(Waiter.demux)
                     if packet.serial == serial { return .packet(packet) }
                     continue
                 }
                 let finished = video ? videoFinishedSerial : audioFinishedSerial
                 if demuxFinishedSerial == serial && finished != serial { return .drain(serial: serial) }
-                lock.wait()
+                lock.wait(video ? Waiter.videoWork : Waiter.audioWork)
             }
         }
     }
@@ -511,6 +529,9 @@ final class ItemPipeline: @unchecked Sendable {
     private func videoDecodeLoop(_ decoder: Decoder, converter: VideoFrameConverter, startTime: MediaTime, frameRate: AVRational) {
         var decoderSerial = -1
         var nextPTS = MediaTime.invalid
+        // One frame box per decoded picture (it becomes the VideoFrame's storage), not per
+        // receive call: the call that answers "needs input" reuses it.
+        var box = Frame()
         let nominalDuration = frameRate.num > 0 ? MediaTime(value: Int64(frameRate.den), timescale: frameRate.num) : .invalid
         while true {
             let work = nextWork(video: true)
@@ -533,7 +554,6 @@ final class ItemPipeline: @unchecked Sendable {
                 drainSerial = serial
             }
             receiving: while true {
-                let box = Frame()
                 let received: Decoder.ReceiveResult
                 do { received = try decoder.receive(into: box) } catch { break receiving }
                 switch received {
@@ -545,7 +565,9 @@ final class ItemPipeline: @unchecked Sendable {
                         ?? (box.pointer.pointee.pkt_duration > 0
                             ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration)
                     nextPTS = pts + frameDuration
-                    guard let frame = converter.convert(box, presentationTime: pts, duration: frameDuration) else { continue }
+                    let decoded = box
+                    box = Frame()
+                    guard let frame = converter.convert(decoded, presentationTime: pts, duration: frameDuration) else { continue }
                     if !push(video: DecodedVideoFrame(frame: frame, serial: decoderSerial)) { return }
                 case .needsInput:
                     break receiving
@@ -569,13 +591,13 @@ final class ItemPipeline: @unchecked Sendable {
     private func push(video frame: DecodedVideoFrame) -> Bool {
         let queued: Bool? = lock.withLock {
             while !stopping && serial == frame.serial && videoFrames.count >= ItemPipeline.videoFrameCapacity {
-                lock.wait()
+                lock.wait(Waiter.videoRoom)
             }
             if stopping { return nil }
             guard serial == frame.serial else { return false }
             if let discardBefore, frame.end <= discardBefore { return false }
             videoFrames.append(frame)
-            lock.broadcast()
+            lock.broadcast(Waiter.consumer)
             return true
         }
         guard let queued else { return false }
@@ -588,6 +610,8 @@ final class ItemPipeline: @unchecked Sendable {
         var decoderStream = -1
         var decoderSerial = -1
         var nextPTS = MediaTime.invalid
+        // The samples are copied out by the resampler: one frame box serves every receive.
+        let box = Frame()
         while true {
             let work = nextWork(video: false)
             var drainSerial: Int?
@@ -619,7 +643,6 @@ final class ItemPipeline: @unchecked Sendable {
                 drainSerial = serial
             }
             receiving: while true {
-                let box = Frame()
                 let received: Decoder.ReceiveResult
                 do { received = try decoder.receive(into: box) } catch { break receiving }
                 switch received {
@@ -652,14 +675,14 @@ final class ItemPipeline: @unchecked Sendable {
         let queued: Bool? = lock.withLock {
             while !stopping && serial == buffer.serial && audioWanted
                 && audioBufferedDuration >= ItemPipeline.audioBufferedDuration {
-                lock.wait()
+                lock.wait(Waiter.audioRoom)
             }
             if stopping { return nil }
             guard serial == buffer.serial, audioWanted else { return false }
             if let discardBefore, buffer.buffer.presentationTime + buffer.buffer.duration <= discardBefore { return false }
             audioBuffers.append(buffer)
             audioBufferedDuration = audioBufferedDuration + buffer.buffer.duration
-            lock.broadcast()
+            lock.broadcast(Waiter.consumer)
             return true
         }
         guard let queued else { return false }

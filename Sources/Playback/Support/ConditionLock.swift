@@ -6,30 +6,38 @@ import Musl
 import Darwin
 #endif
 
-/// A mutex with one condition variable, for the pipeline's blocking hand-offs.
+/// A mutex with condition variables, for the pipeline's blocking hand-offs.
 ///
 /// `Synchronization.Mutex` has no condition variable, and the demux and decode threads must
 /// sleep until a queue has room or data, so this wraps `pthread_mutex_t` and `pthread_cond_t`.
+/// There can be several conditions (one per kind of waiter) so that a hand-off wakes only the
+/// thread waiting for it, not every thread sharing the lock: with one condition, each of the
+/// hundreds of hand-offs a second woke the demuxer, both decoders and the audio feeder.
 // Unchecked: every access to the protected state goes through the pthread mutex.
 final class ConditionLock: @unchecked Sendable {
     private let mutex = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
-    private let condition = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private let conditions: UnsafeMutablePointer<pthread_cond_t>
+    private let conditionCount: Int
 
-    init() {
+    /// A lock with `conditionCount` conditions, numbered from 0.
+    init(conditionCount: Int = 1) {
+        precondition(conditionCount >= 1)
+        self.conditionCount = conditionCount
+        conditions = .allocate(capacity: conditionCount)
         pthread_mutex_init(mutex, nil)
         var attributes = pthread_condattr_t()
         pthread_condattr_init(&attributes)
         #if !canImport(Darwin)
         pthread_condattr_setclock(&attributes, CLOCK_MONOTONIC)
         #endif
-        pthread_cond_init(condition, &attributes)
+        for index in 0..<conditionCount { pthread_cond_init(conditions + index, &attributes) }
         pthread_condattr_destroy(&attributes)
     }
 
     deinit {
-        pthread_cond_destroy(condition)
+        for index in 0..<conditionCount { pthread_cond_destroy(conditions + index) }
         pthread_mutex_destroy(mutex)
-        condition.deallocate()
+        conditions.deallocate()
         mutex.deallocate()
     }
 
@@ -39,9 +47,10 @@ final class ConditionLock: @unchecked Sendable {
         return try body()
     }
 
-    /// Waits for a broadcast; call with the lock held (inside ``withLock(_:)``).
-    /// Returns after at most `timeoutNanoseconds` of real time when one is given.
-    func wait(timeoutNanoseconds: Int64? = nil) {
+    /// Waits for a broadcast of condition `index` (or of all); call with the lock held (inside
+    /// ``withLock(_:)``). Returns after at most `timeoutNanoseconds` of real time when one is given.
+    func wait(_ index: Int = 0, timeoutNanoseconds: Int64? = nil) {
+        let condition = conditions + index
         guard let timeout = timeoutNanoseconds else {
             pthread_cond_wait(condition, mutex)
             return
@@ -53,9 +62,14 @@ final class ConditionLock: @unchecked Sendable {
         pthread_cond_timedwait(condition, mutex, &deadline)
     }
 
-    /// Wakes every waiter; call with or without the lock held.
+    /// Wakes every waiter of every condition; call with or without the lock held.
     func broadcast() {
-        pthread_cond_broadcast(condition)
+        for index in 0..<conditionCount { pthread_cond_broadcast(conditions + index) }
+    }
+
+    /// Wakes the waiters of condition `index` only.
+    func broadcast(_ index: Int) {
+        pthread_cond_broadcast(conditions + index)
     }
 }
 
