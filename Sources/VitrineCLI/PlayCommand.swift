@@ -76,6 +76,9 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Run on a simulated clock, as fast as decoding allows, presenting to a paced null sink (no display, no sound): the presentation log is the one a real-time run on an idle machine would write.")
     var simulatedClock = false
 
+    @OptionGroup(title: "Music and announcements")
+    var audioMix: AudioMixOptions
+
     var isSchedule: Bool {
         files.count == 1 && [".toml", ".json"].contains { files[0].lowercased().hasSuffix($0) }
     }
@@ -93,6 +96,7 @@ struct PlayCommand: AsyncParsableCommand {
         if (simulatedClock || display == "null") && (isSchedule || !screenshotAt.isEmpty) {
             throw ValidationError("--simulated-clock and --display null play media files to null sinks: no schedules, no screenshots")
         }
+        try audioMix.validate(soundIsPlayed: !noAudio && !simulatedClock && display != "null")
         if simulatedClock || display == "null" { return }
         for request in screenshotAt {
             do { _ = try ScreenshotRequest(parsing: request) } catch { throw ValidationError(error.description) }
@@ -168,6 +172,13 @@ struct PlayCommand: AsyncParsableCommand {
             soundtrack?.close()
             output?.stop()
         }
+        // --music and --announcement: players mixed into the same output (stopped before it).
+        let mix: AudioMix?
+        do { mix = try output.flatMap { try audioMix.start(output: $0, soundtrack: soundtrack!, logger: logger) } } catch {
+            printError("vitrine play: \(error)")
+            throw ExitCode(1)
+        }
+        defer { mix?.stop() }
 
         let requests = screenshotAt.compactMap { try? ScreenshotRequest(parsing: $0) }
         let screenshots = requests.isEmpty ? nil : ScreenshotTaker(display: screen, requests: requests)
