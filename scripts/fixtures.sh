@@ -67,6 +67,19 @@ done
 # A still image for overlays and image items.
 make_once logo.png ff -f lavfi -i "testsrc2=size=200x100:rate=1" -frames:v 1 "$out/logo.png"
 
+# Video whose audio track no decoder knows: it must play video-only with a warning. Written as
+# H.264 + AAC in Matroska, then the audio CodecID "A_AAC" is renamed (same length).
+if [ ! -s "$out/undecodable_audio.mkv" ]; then
+    ff -i "$out/h264_aac.mp4" -t 4 -c copy "$out/aac.mkv"
+    python3 - "$out/aac.mkv" "$out/undecodable_audio.mkv" <<'PY'
+import sys
+data = open(sys.argv[1], "rb").read()
+assert data.count(b"A_AAC") == 1
+open(sys.argv[2], "wb").write(data.replace(b"A_AAC", b"A_VTR"))
+PY
+    rm -f "$out/aac.mkv"
+fi
+
 # Bad input: each must end in a clear error, never a crash or hang.
 bad=$out/bad
 mkdir -p "$bad"

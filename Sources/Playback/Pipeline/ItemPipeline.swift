@@ -26,6 +26,9 @@ struct PipelineInfo: Sendable {
     var presentationSize: (width: Int, height: Int)
     var isSeekable: Bool
     var tracks: [TrackDescription]
+    /// Why the item's audio track is not played although it has one (no decoder for its codec):
+    /// the item plays video-only.
+    var audioTrackError: MediaError? = nil
 }
 
 /// One stream of the input, as the item's `tracks` list shows it.
@@ -315,12 +318,16 @@ final class ItemPipeline: @unchecked Sendable {
         var videoDecoder: Decoder?
         var audioDecoder: Decoder?
         var setupError: MediaError?
+        var audioError: MediaError?
         if videoIndex >= 0 {
             // Frame threading on as many threads as FFmpeg chooses.
             do { videoDecoder = try Decoder(stream: opened.stream(at: Int(videoIndex)), source: source, threadCount: videoThreadCount) } catch { setupError = error }
         }
         if audioIndex >= 0 {
-            do { audioDecoder = try Decoder(stream: opened.stream(at: Int(audioIndex)), source: source, threadCount: 1) } catch { setupError = setupError ?? error }
+            do { audioDecoder = try Decoder(stream: opened.stream(at: Int(audioIndex)), source: source, threadCount: 1) } catch {
+                setupError = setupError ?? error
+                audioError = error
+            }
         }
         if videoDecoder == nil && audioDecoder == nil {
             onEvent(.failed(setupError ?? MediaError.playback(source, "cannot play", .noSuchTrack, detail: "(no video or audio track)")))
@@ -352,12 +359,14 @@ final class ItemPipeline: @unchecked Sendable {
             let language = av_dict_get(stream.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value) }
             tracks.append(TrackDescription(
                 streamIndex: index, mediaType: type, codecName: String(cString: avcodec_get_name(parameters.codec_id)),
-                languageCode: language, isPlayable: index == Int(videoIndex) || index == Int(audioIndex)))
+                languageCode: language,
+                isPlayable: (index == Int(videoIndex) && videoDecoder != nil) || (index == Int(audioIndex) && audioDecoder != nil)))
         }
         let startTime = opened.startTime
         let pipelineInfo = PipelineInfo(
             duration: opened.duration.isNumeric && opened.duration > .zero ? opened.duration : .indefinite, hasVideo: videoDecoder != nil, hasAudio: audioDecoder != nil,
-            presentationSize: size, isSeekable: opened.context.pointee.pb.map { $0.pointee.seekable != 0 } ?? true, tracks: tracks)
+            presentationSize: size, isSeekable: opened.context.pointee.pb.map { $0.pointee.seekable != 0 } ?? true, tracks: tracks,
+            audioTrackError: videoDecoder != nil ? audioError : nil)
         let proceed: Bool = lock.withLock {
             guard !stopping else { return false }
             input = opened

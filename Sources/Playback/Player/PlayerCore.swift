@@ -1,6 +1,7 @@
 import MediaAsset
 import Dispatch
 import DequeModule
+import Logging
 package import MediaTime
 import Synchronization
 
@@ -272,11 +273,29 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         }
     }
 
+    /// An item with an audio track no decoder can play plays video-only: a warning in the log
+    /// and an `audio_unavailable` event in the presentation log.
+    private func reportUnplayableAudio(of item: PlayerItem, _ problem: MediaError) {
+        PlayerCore.logger.warning("playing video only: \(problem)")
+        let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in
+            (state.items.firstIndex { $0 === item }.map { state.itemIndex + $0 }, state.presentationHandler)
+        }
+        if let index, let handler {
+            handler(.event(PresentationEvent(
+                kind: .audioUnavailable, itemIndex: index, source: item.url, time: nil, at: clock.now(), reason: problem.description)))
+        }
+    }
+
+    static let logger = Logger(label: "vitrine.playback")
+
     /// An item's status changed (from its pipeline's threads).
     func itemStatusChanged(_ item: PlayerItem) {
         let status = item.status
         events.emit(.itemStatusChanged(item, status))
         if status == .readyToPlay { updatePlayerStatus(readyItem: item) }
+        if status == .readyToPlay, item.isAudioEnabled, let problem = item.audioTrackError {
+            reportUnplayableAudio(of: item, problem)
+        }
         if status == .readyToPlay && !item.hasVideo {
             // Audio-only items present no frame: their readiness is logged when it happens.
             let (index, handler): (Int?, (@Sendable (PresentationRecord) -> Void)?) = state.withLock { state in

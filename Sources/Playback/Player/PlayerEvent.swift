@@ -68,6 +68,8 @@ public struct PresentationEvent: Sendable, Hashable {
     public enum Kind: String, Sendable, Hashable {
         case itemReady = "item_ready"
         case itemFailed = "item_failed"
+        /// The item has an audio track that cannot be decoded and plays video-only (``PresentationEvent/reason`` says why).
+        case audioUnavailable = "audio_unavailable"
         case boundaryCrossed = "boundary_crossed"
         case itemEnded = "item_ended"
         case seekDone = "seek_done"

@@ -56,6 +56,7 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         var isSeekable = false
         var hasVideo = false
         var hasAudio = false
+        var audioTrackError: MediaError?
         var audioEnabled = true
         var pipeline: ItemPipeline?
         /// Where playback starts when the item becomes current (seeks before it is played).
@@ -391,6 +392,7 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
                 state.isSeekable = info.isSeekable
                 state.hasVideo = info.hasVideo
                 state.hasAudio = info.hasAudio
+                state.audioTrackError = info.audioTrackError
                 state.tracks = info.tracks.map {
                     PlayerItemTrack(
                         id: $0.streamIndex, mediaType: $0.mediaType, codecName: $0.codecName, languageCode: $0.languageCode,
@@ -415,4 +417,9 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     }
 
     var hasVideo: Bool { state.withLock { $0.hasVideo } }
+
+    /// Why the item's audio track is not played although it has one (FFmpeg has no decoder for
+    /// its codec): the item plays video-only, paced by the display clock. `nil` when the audio
+    /// plays, when there is no audio track, and before the item is opened.
+    public var audioTrackError: MediaError? { state.withLock { $0.audioTrackError } }
 }
