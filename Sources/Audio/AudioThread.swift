@@ -31,6 +31,7 @@ struct AudioThread {
         var paceBaseNanos: Int64?
         var paceFrames: Int64 = 0
         var lastReopenNanos: Int64 = 0
+        let refillFrames = configuration.inputQueueFrames / 2
 
         while true {
             let frames = format.periodFrames
@@ -84,14 +85,18 @@ struct AudioThread {
             }
             let now = MonotonicClock.nanosecondsNow()
             let running = isClocked ? (device?.isRunning ?? false) : true
-            shared.withLock { state in
+            let wakesProducers = shared.withLock { state in
                 state.framesWritten = mixed.firstFrame + Int64(frames)
                 state.heardFrameStamp = max(0, heardFrame)
                 state.stampHostNanos = now
                 state.isClockRunning = running
                 state.xrunCount += recovered
+                return state.inputs.contains { $0.isStream && $0.queuedFrames <= refillFrames }
             }
-            shared.broadcast()
+            // Producers blocked in enqueue are woken only once a stream has drained to half its
+            // queue, so they refill in bursts: a feeder (and the decoder behind it) wakes a few
+            // times a second instead of every period. Flushes, closes and stops wake them at once.
+            if wakesProducers { shared.broadcast() }
 
             if device == nil, now - lastReopenNanos >= Int64(configuration.reopenIntervalMilliseconds) * 1_000_000 {
                 lastReopenNanos = now

@@ -202,6 +202,12 @@ struct MixerInputState: Sendable {
         return 0
     }
 
+    /// Whether a producer feeds this input through ``MixerInput/enqueue(_:)`` (not a clip).
+    var isStream: Bool {
+        if case .stream = source { return true }
+        return false
+    }
+
     /// The media time heard at device frame `frame`, or `nil` when nothing of this input has been heard.
     func mediaTime(atDeviceFrame frame: Int64, sampleRate: Int) -> MediaTime? {
         var heard = heardTail
