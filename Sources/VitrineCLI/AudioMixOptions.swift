@@ -14,7 +14,7 @@ struct AudioMixOptions: ParsableArguments {
     var musicVolume: Double = 1
 
     @Option(name: .customLong("announcement"), help: ArgumentHelp(
-        "Play FILE as an announcement TIME seconds after playback starts; the music and the video's sound duck while it plays (repeatable).",
+        "Play FILE as an announcement TIME seconds after the sound starts; the music and the video's sound duck while it plays (repeatable).",
         valueName: "TIME=FILE"))
     var announcements: [String] = []
 
@@ -40,12 +40,12 @@ struct AudioMixOptions: ParsableArguments {
     }
 
     /// Decodes the music and the announcements for `output`, starts the music and schedules the
-    /// announcements from now. Returns `nil` when nothing was asked for.
-    func start(output: ALSAOutput, soundtrack: MixerInput, logger: Logger) throws -> AudioMix? {
-        guard isRequested else { return nil }
+    /// announcements from now. Returns `nil` when nothing was asked for or there is no output.
+    func start(output: ALSAOutput?, soundtrack: MixerInput?, logger: Logger) throws(AudioMixError) -> AudioMix? {
+        guard isRequested, let output else { return nil }
         let session = AudioSession(policy: .duck, duckLevel: Float(duckTo))
         // Announcements must be heard over the video's own sound too, not only over the music.
-        session.duck(soundtrack)
+        if let soundtrack { session.duck(soundtrack) }
         var music: AudioPlayer?
         if let musicFile {
             let player = try Self.player(musicFile, output: output, category: .backgroundMusic)
@@ -54,9 +54,11 @@ struct AudioMixOptions: ParsableArguments {
             session.register(player)
             music = player
         }
-        let scheduled = try announcements.map { text in
-            let announcement = try ScheduledAnnouncement(parsing: text)
-            return (announcement, try Self.player(announcement.file, output: output, category: .announcement))
+        var scheduled: [(ScheduledAnnouncement, AudioPlayer)] = []
+        for text in announcements {
+            // Parsed already by validate(); a text that does not parse is skipped.
+            guard let announcement = try? ScheduledAnnouncement(parsing: text) else { continue }
+            scheduled.append((announcement, try Self.player(announcement.file, output: output, category: .announcement)))
         }
         music?.play()
         let tasks = scheduled.map { announcement, player in
@@ -70,7 +72,7 @@ struct AudioMixOptions: ParsableArguments {
         return AudioMix(session: session, music: music, announcements: scheduled.map(\.1), tasks: tasks)
     }
 
-    private static func player(_ file: String, output: ALSAOutput, category: AudioSession.Category) throws -> AudioPlayer {
+    private static func player(_ file: String, output: ALSAOutput, category: AudioSession.Category) throws(AudioMixError) -> AudioPlayer {
         do {
             return try AudioPlayer(contentsOf: file, output: output, category: category)
         } catch {

@@ -174,7 +174,7 @@ struct PlayCommand: AsyncParsableCommand {
         }
         // --music and --announcement: players mixed into the same output (stopped before it).
         let mix: AudioMix?
-        do { mix = try output.flatMap { try audioMix.start(output: $0, soundtrack: soundtrack!, logger: logger) } } catch {
+        do { mix = try audioMix.start(output: output, soundtrack: soundtrack, logger: logger) } catch {
             printError("vitrine play: \(error)")
             throw ExitCode(1)
         }
