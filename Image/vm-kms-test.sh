@@ -17,7 +17,7 @@
 #   master    a second vitrine while the first holds DRM master: exits 1 naming the cause.
 #   badmode   --mode 1234x567: exits 1 with the list of available modes.
 #   play      `vitrine play --display kms` of a still clip: PSNR >= 30 dB against FFmpeg's own decode
-#             of that frame scaled the same way (skipped, saying so, until `play` drives KMS).
+#             of that frame scaled the same way.
 #
 # Usage: bash Image/vm-kms-test.sh [CASE...]      (default: all cases)
 # Environment: VITRINE_BINARY (use this binary instead of building), VITRINE_VM_TIMEOUT (s, default 180).
