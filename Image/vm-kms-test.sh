@@ -166,7 +166,9 @@ if [ -z "$RUN_TO_END" ]; then
 fi
 wait $pid
 echo "VITRINE-EXIT rc=$? uptime=$(cut -d' ' -f1 /proc/uptime)"
-cat /tmp/out | tail -n +2 | grep -v "pattern presented" || true
+# All of the output once more, now that it is complete: stdout is buffered and stderr is not, so the
+# line order in the file is not the order of events, and a summary may be anywhere in it.
+grep -v "pattern presented" /tmp/out || true
 dmesg | grep -iE "drm|virtio" | grep -iE "error|fail|warn" | tail -5
 sleep 6
 RUN
