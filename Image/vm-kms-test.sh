@@ -17,7 +17,12 @@
 #   master    a second vitrine while the first holds DRM master: exits 1 naming the cause.
 #   badmode   --mode 1234x567: exits 1 with the list of available modes.
 #   play      `vitrine play --display kms` of a still clip: PSNR >= 30 dB against FFmpeg's own decode
-#             of that frame scaled the same way (skipped, saying so, until `play` drives KMS).
+#             of that frame scaled the same way.
+#   audio     `vitrine play --display kms --audio-device hw:0,0` of a clip with a chirp (AAC, 48 kHz
+#             stereo) to the emulated Intel HDA card; QEMU's wav audiodev captures what the guest
+#             played, which must equal FFmpeg's own decode of the track (`-f s16le -ar 48000 -ac 2`)
+#             bit for bit over the whole track once aligned (the capture starts with silence), and be
+#             silent after it.
 #
 # Usage: bash Image/vm-kms-test.sh [CASE...]      (default: all cases)
 # Environment: VITRINE_BINARY (use this binary instead of building), VITRINE_VM_TIMEOUT (s, default 180).
@@ -85,6 +90,14 @@ if [ ! -s "$media/still.mp4" ]; then
     ffmpeg -hide_banner -loglevel error -nostdin -y -loop 1 -framerate 25 -i "$media/still.png" -t 8 \
         -c:v libx264 -preset veryfast -pix_fmt yuv420p -threads 1 -bitexact "$media/still.mp4"
 fi
+# For the audio case: 5 s of a small still picture with a stereo chirp (left and right sweep
+# differently, so the alignment is unambiguous), AAC at 48 kHz.
+if [ ! -s "$media/chirp.mp4" ]; then
+    ffmpeg -hide_banner -loglevel error -nostdin -y -loop 1 -framerate 5 -i "$media/still.png" \
+        -f lavfi -i "aevalsrc=0.5*sin(2*PI*(200+500*t)*t)|0.4*sin(2*PI*(900-80*t)*t):s=48000:c=stereo:d=5" \
+        -t 5 -vf scale=320:180 -c:v libx264 -preset veryfast -pix_fmt yuv420p -threads 1 \
+        -c:a aac -b:a 192k -ar 48000 -ac 2 -shortest -bitexact "$media/chirp.mp4"
+fi
 
 # --- The initramfs: busybox, vitrine, the shared libraries it and Mesa load, the GPU modules.
 initramfs=$cache/initramfs.cpio
@@ -98,7 +111,7 @@ if [ ! -s "$initramfs" ] || [ "$(cat "$cache/initramfs.stamp" 2>/dev/null)" != "
     ln -s usr/lib64 "$staging/lib64"
     cp "$(command -v busybox)" "$staging/bin/busybox"
     cp "$binary" "$staging/bin/vitrine"
-    cp "$media/still.mp4" "$staging/media/"
+    cp "$media/still.mp4" "$media/chirp.mp4" "$staging/media/"
     multiarch=/usr/lib/x86_64-linux-gnu
     copy_file() {  # copy_file HOST_PATH: into the same place under usr/ (merged /usr)
         local source=$1 target
@@ -119,9 +132,11 @@ if [ ! -s "$initramfs" ] || [ "$(cat "$cache/initramfs.stamp" 2>/dev/null)" != "
     ln -sf kms_swrast_dri.so "$staging/usr/lib/x86_64-linux-gnu/dri/swrast_dri.so"
     copy_file /usr/share/glvnd/egl_vendor.d/50_mesa.json
     copy_file /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
+    cp -r /usr/share/alsa "$staging/usr/share/alsa"  # alsa-lib's configuration (alsa.conf, cards/)
     # Kernel modules for the GPU (and their dependencies), indexed for busybox modprobe.
     modules=$kernel_dir/root/lib/modules/$kernel_version
-    for module in virtio_pci virtio-gpu; do
+    # ... and for the emulated Intel HDA sound card (the audio case).
+    for module in virtio_pci virtio-gpu snd-hda-codec-generic snd-hda-intel; do
         path=$(grep -E "/$module\.ko(\.xz)?:" "$modules/modules.dep")
         for file in ${path%%:*} ${path#*:}; do
             mkdir -p "$staging/lib/modules/$kernel_version/$(dirname "$file")"
@@ -166,7 +181,9 @@ if [ -z "$RUN_TO_END" ]; then
 fi
 wait $pid
 echo "VITRINE-EXIT rc=$? uptime=$(cut -d' ' -f1 /proc/uptime)"
-cat /tmp/out | tail -n +2 | grep -v "pattern presented" || true
+# All of the output once more, now that it is complete: stdout is buffered and stderr is not, so the
+# line order in the file is not the order of events, and a summary may be anywhere in it.
+grep -v "pattern presented" /tmp/out || true
 dmesg | grep -iE "drm|virtio" | grep -iE "error|fail|warn" | tail -5
 sleep 6
 RUN
@@ -187,6 +204,17 @@ MASTER
     echo 'vitrine test-pattern --display kms --mode 1234x567 --seconds 1; echo "VITRINE-EXIT rc=$?"' > "$staging/cases/badmode.sh"
     # The first presented frame is the marker (the presentation log's first frame line).
     echo 'MARKER_FILE=/tmp/presented sh /cases/run.sh "\"type\":\"frame\"" vitrine play --display kms --no-audio --duration 60 --presentation-log /tmp/presented /media/still.mp4' > "$staging/cases/play.sh"
+    # The HDA codec driver first: snd-hda-intel probes the codec when it loads.
+    cat > "$staging/cases/audio.sh" <<'AUDIO'
+modprobe snd-hda-codec-generic
+modprobe snd-hda-intel
+i=0
+while [ ! -e /dev/snd/pcmC0D0p ] && [ $i -lt 100 ]; do sleep 0.1; i=$((i + 1)); done
+ls /dev/snd
+cat /proc/asound/cards
+MARKER_FILE=/tmp/presented RUN_TO_END=1 sh /cases/run.sh "\"type\":\"frame\"" vitrine play --display kms --audio-device hw:0,0 --presentation-log /tmp/presented /media/chirp.mp4
+dmesg | grep -iE "snd|hda" | tail -5
+AUDIO
     (cd "$staging" && find . | cpio -o -H newc --quiet) > "$initramfs.tmp"
     mv "$initramfs.tmp" "$initramfs"
     echo "$stamp" > "$cache/initramfs.stamp"
@@ -205,13 +233,14 @@ wait_for() {  # wait_for PATTERN: until the serial log has it, QEMU exits, or th
         sleep 0.2
     done
 }
-boot() {  # boot CASE
-    rm -f "$work"/serial.log "$work"/monitor.sock "$work"/*.ppm
+boot() {  # boot CASE [QEMU ARGS...]
+    local name=$1; shift
+    rm -f "$work"/serial.log "$work"/monitor.sock "$work"/*.ppm "$work"/*.wav
     qemu-system-x86_64 -nodefaults -machine q35,accel=tcg -cpu max -smp 1 -m 2048 \
         -kernel "$kernel_dir/vmlinux" -initrd "$initramfs" \
-        -append "console=ttyS0 rdinit=/init quiet loglevel=3 vitrine_case=$1" \
+        -append "console=ttyS0 rdinit=/init quiet loglevel=3 vitrine_case=$name" \
         -device virtio-vga -display none -serial "file:$work/serial.log" \
-        -monitor "unix:$work/monitor.sock,server,nowait" -no-reboot &
+        -monitor "unix:$work/monitor.sock,server,nowait" -no-reboot "$@" &
     qemu_pid=$!
 }
 finish() { wait_for "VITRINE-END" || true; kill "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; }
@@ -272,9 +301,102 @@ if kind == "psnr":
 PY
 }
 
+compare_audio() {  # compare_audio CAPTURED_WAV EXPECTED_S16LE: the capture holds the expected track
+    python3 - "$@" <<'PY'
+import struct, sys
+from array import array
+
+def wav_samples(path):
+    # QEMU's wav backend: RIFF with a fmt chunk, then data to the end of the file (the sizes in the
+    # header are only right after a clean exit, so read to the end whatever they say).
+    data = open(path, "rb").read()
+    index = 12
+    while index + 8 <= len(data):
+        chunk, size = data[index:index + 4], struct.unpack("<I", data[index + 4:index + 8])[0]
+        if chunk == b"fmt ":
+            channels, rate, bits = struct.unpack("<HI", data[index + 10:index + 16]) + struct.unpack("<H", data[index + 22:index + 24])
+            if (channels, rate, bits) != (2, 48000, 16):
+                sys.exit(f"audio: capture is {channels} ch {rate} Hz {bits} bit, not 2 ch 48000 Hz 16 bit")
+        if chunk == b"data":
+            body = data[index + 8:]
+            return array("h", body[:len(body) // 4 * 4])
+        index += 8 + size
+    sys.exit("audio: no data chunk in " + path)
+
+captured = wav_samples(sys.argv[1])
+expected = array("h", open(sys.argv[2], "rb").read())
+rate = 48000
+frames_c, frames_e = len(captured) // 2, len(expected) // 2
+print(f"audio: captured {frames_c / rate:.2f} s, expected {frames_e / rate:.2f} s")
+
+def first_loud(samples, threshold=300):
+    for i, v in enumerate(samples):
+        if abs(v) > threshold:
+            return i // 2
+    return None
+loud_c, loud_e = first_loud(captured), first_loud(expected)
+if loud_c is None:
+    print("audio: MISMATCH the capture is silent (peak " + str(max((abs(v) for v in captured), default=0)) + ")")
+    sys.exit(1)
+
+# Alignment: the first loud frame gives a first guess (a volume ramp would make the capture's a
+# little later); the offset that minimises the difference over 50 ms a quarter-second in settles it.
+guess = loud_c - loud_e
+probe_start, probe_len = int(0.25 * rate), int(0.05 * rate)
+def cost(offset, probe_start=probe_start):
+    total = 0
+    for f in range(probe_start, probe_start + probe_len):
+        c = f + offset
+        if c < 0 or c >= frames_c:
+            return float("inf")
+        total += abs(captured[2 * c] - expected[2 * f]) + abs(captured[2 * c + 1] - expected[2 * f + 1])
+    return total
+offset = min(range(guess - 600, guess + 601), key=cost)
+print(f"audio: the track starts {offset / rate * 1000:.1f} ms into the capture (first loud frame guess {guess / rate * 1000:.1f} ms)")
+
+# Bit-exact over the whole track: what the guest played is what it decoded, untouched (the HDA
+# stream is 48 kHz S16 like the track, and vitrine's float-to-S16 rounding is FFmpeg's).
+last = min(frames_e, frames_c - offset)
+if last < frames_e - rate // 10:
+    print(f"audio: MISMATCH the capture ends {(frames_e - last) / rate:.2f} s before the track does")
+    sys.exit(1)
+worst, differing, first_bad = 0, 0, None
+for f in range(last):
+    for ch in (0, 1):
+        d = abs(captured[2 * (f + offset) + ch] - expected[2 * f + ch])
+        if d > 0:
+            differing += 1
+            if first_bad is None: first_bad = f
+        if d > worst: worst = d
+after = captured[2 * (offset + last):]
+trailing = max((abs(v) for v in after), default=0)
+print(f"audio: {2 * last} samples compared, {differing} differ, largest difference {worst} LSB (allowed 0); "
+      f"peak after the track {trailing}")
+if first_bad is not None:
+    # Where it goes wrong, and whether what follows lines up at another offset (a dropped or repeated
+    # period of the emulated card, or an underrun in the guest).
+    print(f"audio: MISMATCH from {first_bad / rate:.3f} s into the track")
+    restart = first_bad + rate // 20
+    if restart + probe_len < last:
+        again = min(range(offset - 4800, offset + 4801), key=lambda o: cost(o, restart))
+        if cost(again, restart) == 0:
+            print(f"audio: the rest of the track lines up again shifted by {(again - offset) / rate * 1000:+.1f} ms (a dropped or repeated stretch)")
+    sys.exit(1)
+if trailing > 0:
+    print("audio: MISMATCH sound after the end of the track"); sys.exit(1)
+print("audio: OK")
+PY
+}
+
 run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
     local name=$1 started=$SECONDS status=0
-    boot "$name"
+    if [ "$name" = audio ]; then
+        # Intel HDA with QEMU's generic output codec; mixer=off, or the guest starts it muted.
+        boot "$name" -audiodev "wav,id=snd0,path=$work/out.wav,out.frequency=48000,out.channels=2,out.format=s16" \
+            -device ich9-intel-hda -device hda-output,audiodev=snd0,mixer=off
+    else
+        boot "$name"
+    fi
     case $name in
     pattern|rotated|play|flips|legacy)
         wait_for "VITRINE-PRESENTED|VITRINE-NEVER-PRESENTED|VITRINE-END" || true
@@ -317,6 +439,15 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
         sleep 0.5
         compare restored "$work/after.ppm" || status=1
         ;;
+    audio)
+        # The guest plays the whole clip; QEMU writes what the HDA card played to out.wav (and
+        # completes its header when it exits).
+        wait_for "VITRINE-EXIT" || { say "audio: vitrine never exited"; status=1; }
+        grep -q "VITRINE-EXIT rc=0" "$work/serial.log" || { say "audio: vitrine failed"; status=1; }
+        finish
+        ffmpeg -hide_banner -loglevel error -nostdin -y -i "$media/chirp.mp4" -vn -f s16le -ar 48000 -ac 2 "$work/expected.s16"
+        compare_audio "$work/out.wav" "$work/expected.s16" || status=1
+        ;;
     master)
         wait_for "VITRINE-EXIT" || status=1
         grep -q "VITRINE-EXIT rc=1" "$work/serial.log" || status=1
@@ -341,7 +472,7 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(pattern rotated flips legacy master badmode play)
+[ ${#cases[@]} -gt 0 ] || cases=(pattern rotated flips legacy master badmode play audio)
 failed=0
 for name in "${cases[@]}"; do
     set +e; run_case "$name"; status=$?; set -e

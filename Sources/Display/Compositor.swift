@@ -279,6 +279,10 @@ final class Compositor {
 
         if let video, let program = programs[video.kind] {
             program.use()
+            let layout = videoLayout(video)
+            // The full-resolution plane drawn at its own size samples texel centres: nearest is exact
+            // there and much cheaper than linear. Chroma planes are upsampled, so they stay linear.
+            planeTextures[0].setSamplesNearest(layout.isPixelExact(pictureWidth: video.width, pictureHeight: video.height, rotation: video.rotation))
             let planeCount = video.kind.planeCount
             for index in 0..<planeCount {
                 glActiveTexture(GLenum(GL_TEXTURE0 + Int32(index)))
@@ -288,7 +292,7 @@ final class Compositor {
             glUniformMatrix3fv(program.uniform("u_matrix"), 1, GLboolean(GL_FALSE), video.conversion.matrix)
             glUniform3f(program.uniform("u_offset"), video.conversion.offset[0], video.conversion.offset[1], video.conversion.offset[2])
             glUniformMatrix2fv(program.uniform("u_output"), 1, GLboolean(GL_FALSE), output)
-            drawQuad(videoLayout(video).vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight))
+            drawQuad(layout.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight))
         }
 
         glEnable(GLenum(GL_BLEND))

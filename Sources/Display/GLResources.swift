@@ -82,6 +82,21 @@ final class GLTexture {
         glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_WRAP_T), GL_CLAMP_TO_EDGE)
     }
 
+    private var samplesNearest = false
+
+    /// Chooses nearest or linear sampling (linear after creation).
+    ///
+    /// Where a plane maps 1:1 onto output pixels, both pick the same texel, and nearest costs
+    /// far less on a software rasteriser (llvmpipe: ~1.75x the frame rate of 1080p YUV).
+    func setSamplesNearest(_ nearest: Bool) {
+        guard nearest != samplesNearest else { return }
+        samplesNearest = nearest
+        let filter = nearest ? GL_NEAREST : GL_LINEAR
+        glBindTexture(GLenum(GL_TEXTURE_2D), name)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MIN_FILTER), filter)
+        glTexParameteri(GLenum(GL_TEXTURE_2D), GLenum(GL_TEXTURE_MAG_FILTER), filter)
+    }
+
     /// Uploads `height` rows of `width` samples with `bytesPerSample` bytes each, `bytesPerRow` apart.
     ///
     /// Padded rows use GLES 3's `GL_UNPACK_ROW_LENGTH` where the context has it; on GLES 2 they are

@@ -12,6 +12,14 @@ struct VideoLayout: Equatable {
             && zip(lhs.textureCorners, rhs.textureCorners).allSatisfy { $0 == $1 }
     }
 
+    /// Whether each picture sample lands on exactly one canvas pixel: the rectangle has the picture's
+    /// size (swapped when the picture is turned a quarter) and starts on a pixel boundary.
+    func isPixelExact(pictureWidth: Int, pictureHeight: Int, rotation: Rotation) -> Bool {
+        let quarterTurn = rotation == .clockwise90 || rotation == .clockwise270
+        let (w, h) = quarterTurn ? (pictureHeight, pictureWidth) : (pictureWidth, pictureHeight)
+        return width == Double(w) && height == Double(h) && x == x.rounded() && y == y.rounded()
+    }
+
     /// Lays a `pictureWidth`×`pictureHeight` picture with square-pixel aspect `sampleAspectRatio`,
     /// rotated clockwise by `rotation`, into `bounds` (x, y, width, height) with `gravity`.
     static func place(

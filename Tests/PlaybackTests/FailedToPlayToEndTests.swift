@@ -5,8 +5,9 @@ import Playback
 import Testing
 
 /// "Failed to play to end" versus "ended early at a clean end of file": reading that stops on an
-/// error (the connection dropped before the announced length, an I/O error, a read timeout) is a
-/// failure; an end of file FFmpeg reports — even early, in a cut or damaged file — is an end.
+/// error (the connection dropped before the announced length, an I/O error, a read timeout), or a
+/// decoder that rejects every packet from some point to the end, is a failure; an end of file
+/// FFmpeg reports — even early, in a cut file or one whose tail holds no packets — is an end.
 @Suite("Failing to play to the end")
 struct FailedToPlayToEndTests {
     /// An HTTP server that announces each file's full length, sends only the first `fraction`
@@ -130,6 +131,67 @@ struct FailedToPlayToEndTests {
         // FFmpeg finds no more packets in the garbage and reports the end of the file: what
         // decoded plays, and the item ends normally (FFmpeg cannot tell it from a short file).
         #expect(shown.count > 10 && shown.count < 75, "\(shown.count) frames")
+        #expect(recorder.events.contains("didPlayToEnd"))
+        #expect(!recorder.events.contains("failedToEnd"))
+    }
+
+    /// A copy of the H.264/AAC fixture with its index first (so the demuxer keeps handing out
+    /// packets whatever their bytes), with `damage` applied to the bytes of its media data.
+    private func damagedMP4(named name: String, in directory: URL, damage: (inout Data, Range<Int>) -> Void) throws -> URL {
+        let faststart = directory.appendingPathComponent("faststart.mp4").path
+        _ = Fixtures.run("/usr/bin/ffmpeg", ["-nostdin", "-v", "error", "-y", "-i", Fixtures.path("h264_aac.mp4"), "-c", "copy", "-movflags", "+faststart", faststart])
+        var data = try Data(contentsOf: URL(fileURLWithPath: faststart))
+        let mediaData = try #require(data.range(of: Data("mdat".utf8))).upperBound
+        damage(&data, mediaData..<data.count)
+        let damaged = directory.appendingPathComponent(name)
+        try data.write(to: damaged)
+        return damaged
+    }
+
+    private func temporaryDirectory() throws -> URL {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-damaged-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+        return directory
+    }
+
+    @Test("an MP4 whose media data turns to garbage half-way: the decoder rejects the rest, the item fails to play to its end")
+    func undecodableTail() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let damaged = try damagedMP4(named: "damaged.mp4", in: directory) { data, media in
+            let half = media.lowerBound + media.count / 2
+            data.replaceSubrange(half..<media.upperBound, with: (0..<(media.upperBound - half)).map { UInt8(truncatingIfNeeded: $0 &* 131 &+ 7) })
+        }
+
+        let harness = Harness(refreshRate: 25)
+        let item = PlayerItem(url: damaged.path)
+        item.isAudioEnabled = false
+        let (recorder, log) = play(item, harness: harness)
+        let shown = harness.shownTimes
+        #expect(shown.count > 25 && shown.count < 250, "\(shown.count) frames")
+        #expect(shown == shown.sorted())
+        #expect(recorder.events.contains("failedToEnd"))
+        #expect(!recorder.events.contains("didPlayToEnd"))
+        let error = try #require(recorder.failures.first)
+        #expect(error.description.contains("damaged.mp4"), "\(error)")
+        #expect(error.description.contains("h264"), "\(error)")
+        #expect((endReason(log) ?? nil) == error.description)
+    }
+
+    @Test("an MP4 with a few damaged packets is concealed and plays to its end")
+    func concealedDamage() throws {
+        let directory = try temporaryDirectory()
+        defer { try? FileManager.default.removeItem(at: directory) }
+        let damaged = try damagedMP4(named: "flipped.mp4", in: directory) { data, media in
+            // Ten bytes flipped, spread over the first half of the media data.
+            for index in 1...10 { data[media.lowerBound + media.count * index / 22] ^= 0xFF }
+        }
+        let harness = Harness(refreshRate: 25)
+        let item = PlayerItem(url: damaged.path)
+        item.isAudioEnabled = false
+        let (recorder, _) = play(item, harness: harness)
+        #expect(item.status == .readyToPlay)
+        #expect(harness.shownTimes.count > 200, "\(harness.shownTimes.count) frames")
         #expect(recorder.events.contains("didPlayToEnd"))
         #expect(!recorder.events.contains("failedToEnd"))
     }

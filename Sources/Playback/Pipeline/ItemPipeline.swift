@@ -105,6 +105,8 @@ final class ItemPipeline: @unchecked Sendable {
     private var readyReported = false
     private var info: PipelineInfo?
     private(set) var readFailure: MediaError?
+    /// A played stream whose decoder rejected every packet from some point to the end of input.
+    private var decodeFailure: MediaError?
     private var decodeThreads: [WorkerThread] = []
     private var input: Demuxer?
     private var demuxThread: WorkerThread?
@@ -175,8 +177,9 @@ final class ItemPipeline: @unchecked Sendable {
         lock.withLock {
             serial += 1
             pendingSeek = time
-            // Reading starts again: an earlier read error may not happen this time.
+            // Reading starts again: an earlier read or decode error may not happen this time.
             readFailure = nil
+            decodeFailure = nil
             discardBefore = exact ? time : nil
             videoPackets.removeAll()
             audioPackets.removeAll()
@@ -200,6 +203,11 @@ final class ItemPipeline: @unchecked Sendable {
             return result
         }
     }
+
+    /// Why the item cannot play to its end, if it cannot: reading stopped on an error (not the end
+    /// of the input), or a decoder rejected every packet from some point to the end (at least
+    /// ``DecodeFailures/threshold`` in a row). See docs/playback-engine.md.
+    var playbackFailure: MediaError? { lock.withLock { readFailure ?? decodeFailure } }
 
     /// Whether every video frame of the current serial has been decoded and taken.
     var videoFinished: Bool {
@@ -541,6 +549,7 @@ final class ItemPipeline: @unchecked Sendable {
         // One frame box per decoded picture (it becomes the VideoFrame's storage), not per
         // receive call: the call that answers "needs input" reuses it.
         var box = Frame()
+        var failures = DecodeFailures()
         let nominalDuration = frameRate.num > 0 ? MediaTime(value: Int64(frameRate.den), timescale: frameRate.num) : .invalid
         while true {
             let work = nextWork(video: true)
@@ -552,8 +561,9 @@ final class ItemPipeline: @unchecked Sendable {
                     decoder.flush()
                     decoderSerial = packet.serial
                     nextPTS = .invalid
+                    failures.reset()
                 }
-                _ = try? decoder.send(packet.packet)
+                do { _ = try decoder.send(packet.packet) } catch { failures.note(error) }
             case .drain(let serial):
                 if decoderSerial != serial {
                     decoder.flush()
@@ -564,9 +574,13 @@ final class ItemPipeline: @unchecked Sendable {
             }
             receiving: while true {
                 let received: Decoder.ReceiveResult
-                do { received = try decoder.receive(into: box) } catch { break receiving }
+                do { received = try decoder.receive(into: box) } catch {
+                    failures.note(error)
+                    break receiving
+                }
                 switch received {
                 case .frame:
+                    failures.reset()
                     let raw = box.pointer.pointee.best_effort_timestamp
                     var pts = raw == vitrine_av_nopts_value() ? nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
                     if !pts.isNumeric { pts = .zero }
@@ -587,8 +601,12 @@ final class ItemPipeline: @unchecked Sendable {
                 }
             }
             if let drainSerial {
+                let failure = failures.failure
                 lock.withLock {
-                    if serial == drainSerial { videoFinishedSerial = drainSerial }
+                    if serial == drainSerial {
+                        videoFinishedSerial = drainSerial
+                        if let failure, decodeFailure == nil { decodeFailure = failure }
+                    }
                     lock.broadcast()
                 }
                 checkReady()
@@ -621,6 +639,7 @@ final class ItemPipeline: @unchecked Sendable {
         var nextPTS = MediaTime.invalid
         // The samples are copied out by the resampler: one frame box serves every receive.
         let box = Frame()
+        var failures = DecodeFailures()
         while true {
             let work = nextWork(video: false)
             var drainSerial: Int?
@@ -636,13 +655,15 @@ final class ItemPipeline: @unchecked Sendable {
                     decoderStream = packet.packet.streamIndex
                     decoderSerial = packet.serial
                     nextPTS = .invalid
+                    failures.reset()
                 }
                 if packet.serial != decoderSerial {
                     decoder.flush()
                     decoderSerial = packet.serial
                     nextPTS = .invalid
+                    failures.reset()
                 }
-                _ = try? decoder.send(packet.packet)
+                do { _ = try decoder.send(packet.packet) } catch { failures.note(error) }
             case .drain(let serial):
                 if decoderSerial != serial {
                     decoder.flush()
@@ -653,9 +674,13 @@ final class ItemPipeline: @unchecked Sendable {
             }
             receiving: while true {
                 let received: Decoder.ReceiveResult
-                do { received = try decoder.receive(into: box) } catch { break receiving }
+                do { received = try decoder.receive(into: box) } catch {
+                    failures.note(error)
+                    break receiving
+                }
                 switch received {
                 case .frame:
+                    failures.reset()
                     let raw = box.pointer.pointee.best_effort_timestamp
                     var pts = raw == vitrine_av_nopts_value() ? nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
                     if !pts.isNumeric { pts = .zero }
@@ -671,8 +696,12 @@ final class ItemPipeline: @unchecked Sendable {
                 }
             }
             if let drainSerial {
+                let failure = failures.failure
                 lock.withLock {
-                    if serial == drainSerial { audioFinishedSerial = drainSerial }
+                    if serial == drainSerial {
+                        audioFinishedSerial = drainSerial
+                        if let failure, decodeFailure == nil { decodeFailure = failure }
+                    }
                     lock.broadcast()
                 }
                 checkReady()
@@ -711,4 +740,28 @@ final class ItemPipeline: @unchecked Sendable {
         }
         if nowReady { onEvent(.ready) }
     }
+}
+
+/// The decode errors of one stream since its last decoded frame. A decoder that rejects every
+/// packet from some point to the end of input leaves the item unable to play to its end; a
+/// short run of damaged packets that the decoder gets past is only concealed or skipped.
+struct DecodeFailures {
+    /// Packets rejected in a row, up to the end of input, that make the stream a failure.
+    static let threshold = 25
+
+    private(set) var count = 0
+    private(set) var last: MediaError?
+
+    mutating func note(_ error: MediaError) {
+        count += 1
+        last = error
+    }
+
+    mutating func reset() {
+        count = 0
+        last = nil
+    }
+
+    /// The error to report when the input ends now.
+    var failure: MediaError? { count >= Self.threshold ? last : nil }
 }

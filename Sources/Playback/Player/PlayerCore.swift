@@ -675,10 +675,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         let events = self.events
         let itemIndex = state.itemIndex
         let endTime = state.handedEnd ?? time
-        // Reading stopped on an error (not at the end of the input): what was decoded has been
-        // shown, and the item failed to play to its end. A clean end of file — even one FFmpeg
-        // reached early in a cut or damaged file — is a normal end.
-        let failure = pipeline.readFailure
+        // Reading stopped on an error (not at the end of the input), or a decoder rejected every
+        // packet up to the end: what was decoded has been shown, and the item failed to play to
+        // its end. A clean end of file — even one FFmpeg reached early in a cut file — is a
+        // normal end.
+        let failure = pipeline.playbackFailure
         if let failure {
             effects.append { events.emit(.failedToPlayToEndTime(item, failure)) }
         } else {
