@@ -76,7 +76,8 @@ struct AudioMixOptions: ParsableArguments {
         do {
             return try AudioPlayer(contentsOf: file, output: output, category: category)
         } catch {
-            throw AudioMixError(description: "\(file): \(error.description)")
+            // The decoder's error names the file and FFmpeg's reason.
+            throw AudioMixError(description: "\(category == .announcement ? "--announcement" : "--music"): \(error.description)")
         }
     }
 }

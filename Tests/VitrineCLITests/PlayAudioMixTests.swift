@@ -131,6 +131,6 @@ struct PlayAudioMixTests {
             "--audio-device", "null", "--music", bad, "--duration", "1",
         ])
         #expect(run.status == 1)
-        #expect(run.stderr.contains("vitrine play: \(bad)"), "\(run.stderr)")
+        #expect(run.stderr.contains("vitrine play: --music: cannot play audio: \(bad)"), "\(run.stderr)")
     }
 }
