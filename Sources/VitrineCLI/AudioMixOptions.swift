@@ -10,7 +10,7 @@ struct AudioMixOptions: ParsableArguments {
         "Background music looped under the video for the whole run (any audio file FFmpeg decodes).", valueName: "FILE"))
     var musicFile: String?
 
-    @Option(name: .customLong("music-volume"), help: "The music's volume, 0...1.")
+    @Option(name: .customLong("music-volume"), help: ArgumentHelp("The music's volume, 0...1.", valueName: "V"))
     var musicVolume: Double = 1
 
     @Option(name: .customLong("announcement"), help: ArgumentHelp(
@@ -18,7 +18,8 @@ struct AudioMixOptions: ParsableArguments {
         valueName: "TIME=FILE"))
     var announcements: [String] = []
 
-    @Option(name: .customLong("duck-to"), help: "The gain, 0...1, that music and the video's sound duck to during announcements (0.2 is about -14 dB).")
+    @Option(name: .customLong("duck-to"), help: ArgumentHelp(
+        "The gain, 0...1, that music and the video's sound duck to during announcements (0.2 is about -14 dB).", valueName: "V"))
     var duckTo: Double = 0.2
 
     /// Whether any option here asks for sound beyond the soundtrack.
