@@ -29,8 +29,8 @@ public final class HeadlessDisplay: Display {
         self.mode = mode
         self.rotation = rotation
         loop = try RenderLoop(
-            backend: SurfacelessBackend(width: mode.width, height: mode.height, maximumGLESVersion: maximumGLESVersion,
-                                        clock: clock, logger: logger),
+            backend: SurfacelessBackend(width: mode.width, height: mode.height, refreshInterval: mode.refreshInterval,
+                                        maximumGLESVersion: maximumGLESVersion, clock: clock, logger: logger),
             refreshInterval: mode.refreshInterval, rotation: rotation, gravity: gravity,
             pacing: pacing, clock: clock, logger: logger)
         logger.debug("headless display ready", metadata: ["mode": "\(mode)", "rotation": "\(rotation.rawValue)"])
@@ -57,15 +57,17 @@ public final class HeadlessDisplay: Display {
 /// Surfaceless EGL + an FBO: the headless display's device.
 final class SurfacelessBackend: RenderBackend {
     private let width: Int, height: Int
+    private let refreshInterval: MediaTime
     private let maximumGLESVersion: Int
     private let clock: any HostClock
     private let logger: Logger
     private var egl: EGLRenderContext?
     private var framebuffer: GLFramebuffer?
 
-    init(width: Int, height: Int, maximumGLESVersion: Int, clock: any HostClock, logger: Logger) {
+    init(width: Int, height: Int, refreshInterval: MediaTime, maximumGLESVersion: Int, clock: any HostClock, logger: Logger) {
         self.width = width
         self.height = height
+        self.refreshInterval = refreshInterval
         self.maximumGLESVersion = maximumGLESVersion
         self.clock = clock
         self.logger = logger
@@ -82,9 +84,16 @@ final class SurfacelessBackend: RenderBackend {
     func bindDrawTarget() { framebuffer?.bind() }
 
     func present(expected: MediaTime) throws(DisplayError) -> MediaTime {
-        // The picture is "on glass" once the GPU has finished it.
         glFinish()
-        return clock.now()
+        // The timer's ticks are this display's vblanks: a picture finished within its refresh period
+        // is on glass at that refresh, one finished later at the last tick before it was done. Times
+        // stay on the refresh grid, as KMS's vblank timestamps do; reporting the finish time instead
+        // made the loop re-phase after every refresh, stretching each period by the render time.
+        let finished = clock.now()
+        let interval = refreshInterval.nanoseconds
+        guard interval > 0, finished > expected else { return finished }
+        let periods = (finished - expected).nanoseconds / interval
+        return expected + .nanoseconds(periods * interval)
     }
 
     func readBack() -> RGBAImage {

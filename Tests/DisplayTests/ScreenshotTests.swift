@@ -125,6 +125,17 @@ struct ScreenshotTests {
             #expect(later.sequence > earlier.sequence)
             #expect(later.hostTime > earlier.hostTime)
         }
+        // The timer's ticks are the headless vblanks: every presentation lies on the refresh grid
+        // (first + k intervals), however long rendering took, so pacing never drifts by the render time.
+        // (A 60 Hz interval is not a whole number of nanoseconds, so host times carry sub-ns rounding.)
+        let interval = Self.mode.refreshInterval.seconds
+        if let first = state.ticks.first {
+            for tick in state.ticks {
+                let elapsed = (tick.hostTime - first.hostTime).seconds
+                let offGrid = abs(elapsed - (elapsed / interval).rounded() * interval)
+                #expect(offGrid < 1e-6, "\(tick) is \(offGrid * 1e3) ms off the refresh grid")
+            }
+        }
     }
 
     @Test("after stop, the display refuses work instead of hanging")
