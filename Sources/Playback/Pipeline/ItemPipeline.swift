@@ -544,74 +544,54 @@ final class ItemPipeline: @unchecked Sendable {
     }
 
     private func videoDecodeLoop(_ decoder: Decoder, converter: VideoFrameConverter, startTime: MediaTime, frameRate: AVRational) {
-        var decoderSerial = -1
-        var nextPTS = MediaTime.invalid
+        var cursor = DecoderCursor()
         // One frame box per decoded picture (it becomes the VideoFrame's storage), not per
         // receive call: the call that answers "needs input" reuses it.
         var box = Frame()
-        var failures = DecodeFailures()
         let nominalDuration = frameRate.num > 0 ? MediaTime(value: Int64(frameRate.den), timescale: frameRate.num) : .invalid
         while true {
-            let work = nextWork(video: true)
             var drainSerial: Int?
-            switch work {
+            switch nextWork(video: true) {
             case .stop: return
-            case .packet(let packet):
-                if packet.serial != decoderSerial {
-                    decoder.flush()
-                    decoderSerial = packet.serial
-                    nextPTS = .invalid
-                    failures.reset()
-                }
-                do { _ = try decoder.send(packet.packet) } catch { failures.note(error) }
+            case .packet(let packet): cursor.send(packet, to: decoder)
             case .drain(let serial):
-                if decoderSerial != serial {
-                    decoder.flush()
-                    decoderSerial = serial
-                }
-                _ = try? decoder.send(nil)
+                cursor.drain(decoder, serial: serial)
                 drainSerial = serial
             }
-            receiving: while true {
-                let received: Decoder.ReceiveResult
-                do { received = try decoder.receive(into: box) } catch {
-                    failures.note(error)
-                    break receiving
-                }
-                switch received {
-                case .frame:
-                    failures.reset()
-                    let raw = box.pointer.pointee.best_effort_timestamp
-                    var pts = raw == vitrine_av_nopts_value() ? nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
-                    if !pts.isNumeric { pts = .zero }
-                    let frameDuration = stillImageDuration
-                        ?? (box.pointer.pointee.pkt_duration > 0
-                            ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration)
-                    nextPTS = pts + frameDuration
-                    let decoded = box
-                    box = Frame()
-                    guard let frame = converter.convert(decoded, presentationTime: pts, duration: frameDuration) else { continue }
-                    if !push(video: DecodedVideoFrame(frame: frame, serial: decoderSerial)) { return }
-                case .needsInput:
-                    break receiving
-                case .endOfStream:
-                    decoder.flush()
-                    decoderSerial = -1
-                    break receiving
-                }
+            while cursor.receive(from: decoder, into: box) {
+                let pts = presentationTime(of: box, decoder: decoder, cursor: cursor, startTime: startTime)
+                let frameDuration = stillImageDuration
+                    ?? (box.pointer.pointee.pkt_duration > 0
+                        ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration)
+                cursor.nextPTS = pts + frameDuration
+                let decoded = box
+                box = Frame()
+                guard let frame = converter.convert(decoded, presentationTime: pts, duration: frameDuration) else { continue }
+                if !push(video: DecodedVideoFrame(frame: frame, serial: cursor.serial)) { return }
             }
-            if let drainSerial {
-                let failure = failures.failure
-                lock.withLock {
-                    if serial == drainSerial {
-                        videoFinishedSerial = drainSerial
-                        if let failure, decodeFailure == nil { decodeFailure = failure }
-                    }
-                    lock.broadcast()
-                }
-                checkReady()
-            }
+            if let drainSerial { finishDrain(serial: drainSerial, failure: cursor.failures.failure, video: true) }
         }
+    }
+
+    /// The stream has been decoded to its end for `drainSerial`: records it (and a decode failure
+    /// that lasted to the end) unless a seek started a newer serial meanwhile.
+    private func finishDrain(serial drainSerial: Int, failure: MediaError?, video: Bool) {
+        lock.withLock {
+            if serial == drainSerial {
+                if video { videoFinishedSerial = drainSerial } else { audioFinishedSerial = drainSerial }
+                if let failure, decodeFailure == nil { decodeFailure = failure }
+            }
+            lock.broadcast()
+        }
+        checkReady()
+    }
+
+    /// A decoded frame's time in the item: its best-effort timestamp, else where the previous
+    /// frame ended, else zero.
+    private func presentationTime(of box: Frame, decoder: Decoder, cursor: DecoderCursor, startTime: MediaTime) -> MediaTime {
+        let raw = box.pointer.pointee.best_effort_timestamp
+        let pts = raw == vitrine_av_nopts_value() ? cursor.nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
+        return pts.isNumeric ? pts : .zero
     }
 
     /// Queues a frame, waiting for room. Returns `false` when the pipeline stops.
@@ -635,77 +615,35 @@ final class ItemPipeline: @unchecked Sendable {
     private func audioDecodeLoop(_ initialDecoder: Decoder, resampler: AudioResampler, startTime: MediaTime) {
         var decoder = initialDecoder
         var decoderStream = -1
-        var decoderSerial = -1
-        var nextPTS = MediaTime.invalid
+        var cursor = DecoderCursor()
         // The samples are copied out by the resampler: one frame box serves every receive.
         let box = Frame()
-        var failures = DecodeFailures()
         while true {
-            let work = nextWork(video: false)
             var drainSerial: Int?
-            switch work {
+            switch nextWork(video: false) {
             case .stop: return
             case .packet(let packet):
                 if decoderStream < 0 { decoderStream = packet.packet.streamIndex }
                 if packet.packet.streamIndex != decoderStream {
-                    // Another audio stream was selected: a decoder for it.
+                    // Another audio stream was selected: a fresh decoder for it, already at this serial.
                     let stream = lock.withLock { input?.stream(at: packet.packet.streamIndex) }
                     guard let stream, let replacement = try? Decoder(stream: stream, source: source, threadCount: 1) else { continue }
                     decoder = replacement
                     decoderStream = packet.packet.streamIndex
-                    decoderSerial = packet.serial
-                    nextPTS = .invalid
-                    failures.reset()
+                    cursor = DecoderCursor(serial: packet.serial)
                 }
-                if packet.serial != decoderSerial {
-                    decoder.flush()
-                    decoderSerial = packet.serial
-                    nextPTS = .invalid
-                    failures.reset()
-                }
-                do { _ = try decoder.send(packet.packet) } catch { failures.note(error) }
+                cursor.send(packet, to: decoder)
             case .drain(let serial):
-                if decoderSerial != serial {
-                    decoder.flush()
-                    decoderSerial = serial
-                }
-                _ = try? decoder.send(nil)
+                cursor.drain(decoder, serial: serial)
                 drainSerial = serial
             }
-            receiving: while true {
-                let received: Decoder.ReceiveResult
-                do { received = try decoder.receive(into: box) } catch {
-                    failures.note(error)
-                    break receiving
-                }
-                switch received {
-                case .frame:
-                    failures.reset()
-                    let raw = box.pointer.pointee.best_effort_timestamp
-                    var pts = raw == vitrine_av_nopts_value() ? nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
-                    if !pts.isNumeric { pts = .zero }
-                    guard let buffer = resampler.convert(box, presentationTime: pts) else { continue }
-                    nextPTS = pts + buffer.duration
-                    if !push(audio: DecodedAudioBuffer(buffer: buffer, serial: decoderSerial)) { return }
-                case .needsInput:
-                    break receiving
-                case .endOfStream:
-                    decoder.flush()
-                    decoderSerial = -1
-                    break receiving
-                }
+            while cursor.receive(from: decoder, into: box) {
+                let pts = presentationTime(of: box, decoder: decoder, cursor: cursor, startTime: startTime)
+                guard let buffer = resampler.convert(box, presentationTime: pts) else { continue }
+                cursor.nextPTS = pts + buffer.duration
+                if !push(audio: DecodedAudioBuffer(buffer: buffer, serial: cursor.serial)) { return }
             }
-            if let drainSerial {
-                let failure = failures.failure
-                lock.withLock {
-                    if serial == drainSerial {
-                        audioFinishedSerial = drainSerial
-                        if let failure, decodeFailure == nil { decodeFailure = failure }
-                    }
-                    lock.broadcast()
-                }
-                checkReady()
-            }
+            if let drainSerial { finishDrain(serial: drainSerial, failure: cursor.failures.failure, video: false) }
         }
     }
 
@@ -739,6 +677,61 @@ final class ItemPipeline: @unchecked Sendable {
             return true
         }
         if nowReady { onEvent(.ready) }
+    }
+}
+
+/// Where a decode thread's decoder stands in the pipeline's serial sequence: the seek generation
+/// it is decoding, where the next frame starts when a frame carries no timestamp, and its run of
+/// failures. Packets of a newer serial flush the decoder first, so no frame from before a seek
+/// survives it. Owned by one decode thread.
+struct DecoderCursor {
+    private(set) var serial: Int
+    var nextPTS = MediaTime.invalid
+    private(set) var failures = DecodeFailures()
+
+    init(serial: Int = -1) {
+        self.serial = serial
+    }
+
+    /// Sends a packet, first flushing the decoder when the packet starts a newer serial.
+    mutating func send(_ packet: QueuedPacket, to decoder: Decoder) {
+        if packet.serial != serial {
+            decoder.flush()
+            serial = packet.serial
+            nextPTS = .invalid
+            failures.reset()
+        }
+        do { _ = try decoder.send(packet.packet) } catch { failures.note(error) }
+    }
+
+    /// Puts the decoder in draining mode for the end of input at `drainSerial`.
+    mutating func drain(_ decoder: Decoder, serial drainSerial: Int) {
+        if serial != drainSerial {
+            decoder.flush()
+            serial = drainSerial
+        }
+        _ = try? decoder.send(nil)
+    }
+
+    /// Receives the next frame into `box`: `true` when there is one, `false` when the decoder
+    /// needs input, has drained (it is then flushed for reuse) or failed (the error is noted).
+    mutating func receive(from decoder: Decoder, into box: Frame) -> Bool {
+        do {
+            switch try decoder.receive(into: box) {
+            case .frame:
+                failures.reset()
+                return true
+            case .needsInput:
+                return false
+            case .endOfStream:
+                decoder.flush()
+                serial = -1
+                return false
+            }
+        } catch {
+            failures.note(error)
+            return false
+        }
     }
 }
 
