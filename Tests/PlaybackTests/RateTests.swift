@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import MediaTime
 import Playback
 import Testing
@@ -105,5 +108,31 @@ struct PresentationLogTests {
         let event = PresentationEvent(kind: .itemFailed, itemIndex: 1, source: "x.mp4", time: nil, at: .nanoseconds(5), reason: "x.mp4: cannot open: no such file")
         #expect(PresentationLogWriter.line(for: .event(event))
             == #"{"type":"event","event":"item_failed","item":1,"source":"x.mp4","at_ns":5,"reason":"x.mp4: cannot open: no such file"}"#)
+    }
+
+    @Test("each record reaches the file as it is written, before the log is closed")
+    func recordsAreVisibleAtOnce() throws {
+        let path = "/tmp/vitrine-presentation-log-\(getpid()).jsonl"
+        defer { unlink(path) }
+        let writer = try PresentationLogWriter(path: path)
+        defer { writer.close() }
+        let event = PresentationEvent(kind: .itemReady, itemIndex: 0, source: "a.mp4", time: .zero, at: .nanoseconds(1), reason: nil)
+        writer.write(.event(event))
+        // A reader following the log (the VM proof waits for the first frame this way) sees the line now.
+        let text = try #require(readWholeFile(path))
+        #expect(text == PresentationLogWriter.line(for: .event(event)) + "\n")
+    }
+
+    private func readWholeFile(_ path: String) -> String? {
+        guard let file = fopen(path, "r") else { return nil }
+        defer { fclose(file) }
+        var bytes: [UInt8] = []
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let count = fread(&buffer, 1, buffer.count, file)
+            if count == 0 { break }
+            bytes += buffer[0..<count]
+        }
+        return String(decoding: bytes, as: UTF8.self)
     }
 }
