@@ -37,6 +37,18 @@ struct TestPatternCommand: ParsableCommand {
     @Flag(help: "Move a bar across the middle at every refresh (exercises page flips) and report the presentation intervals.")
     var animate = false
 
+    @Option(help: ArgumentHelp(
+        "With --animate: stop animating once this many frames have been presented, report them at once and keep the last one up (until --seconds or SIGTERM); fails if --seconds passes first.",
+        valueName: "N"))
+    var frames: Int?
+
+    func validate() throws {
+        if let frames {
+            guard animate else { throw ValidationError("--frames counts animated frames: add --animate") }
+            guard frames > 0 else { throw ValidationError("--frames must be a positive number") }
+        }
+    }
+
     func run() throws {
         var logger = Logger(label: "vitrine")
         logger.logLevel = .info
@@ -53,13 +65,14 @@ struct TestPatternCommand: ParsableCommand {
             throw ExitCode(1)
         }
         KMSDisplay.restoreOnTerminationSignals()
-        let source = PatternSource(animated: animate)
+        let source = PatternSource(animated: animate, limit: frames)
         screen.setSource(source)
         screen.layers.add(Overlay(.text("Vitrine test pattern", TextStyle(pixelSize: 32, background: .translucentBlack, alignment: .center)),
                                   frame: .relative(x: 0.2, y: 0.42, width: 0.6, height: 0.16)))
         let clock = MonotonicClock()
         let end = clock.now() + MediaTime(seconds: seconds, preferredTimescale: 1000)
         var announced = false
+        var reported = false
         while clock.now() < end {
             clock.sleep(until: clock.now() + MediaTime(value: 1, timescale: 20))
             if !announced, let tick = source.presented {
@@ -73,18 +86,33 @@ struct TestPatternCommand: ParsableCommand {
                     }
                 }
             }
+            if let frames, !reported, source.statistics.0 >= frames {
+                // Counted over however long the flips took (a slow screen is slow, not wrong); the
+                // last frame stays up for whoever checks the screen.
+                report(source, on: screen)
+                reported = true
+            }
         }
         screen.stop()
-        if animate {
-            let (count, first, last) = source.statistics
-            let interval = count > 1 ? (last - first).seconds / Double(count - 1) * 1000 : 0
-            print("vitrine: presented \(count) frames, mean interval \(MediaTime.format(seconds: interval, decimals: 2)) ms, refresh \(MediaTime.format(seconds: screen.refreshInterval.seconds * 1000, decimals: 2)) ms")
-            fflush(nil)
+        if animate && !reported {
+            report(source, on: screen)
         }
         if !announced {
             printError("vitrine test-pattern: the pattern was never presented")
             throw ExitCode(1)
         }
+        if let frames, source.statistics.0 < frames {
+            printError("vitrine test-pattern: only \(source.statistics.0) of \(frames) frames were presented in \(MediaTime.format(seconds: seconds, decimals: 1)) s")
+            throw ExitCode(1)
+        }
+    }
+
+    /// Prints how many frames were presented and their mean interval (flushed: scripts wait for it).
+    private func report(_ source: PatternSource, on screen: any Display) {
+        let (count, first, last) = source.statistics
+        let interval = count > 1 ? (last - first).seconds / Double(count - 1) * 1000 : 0
+        print("vitrine: presented \(count) frames, mean interval \(MediaTime.format(seconds: interval, decimals: 2)) ms, refresh \(MediaTime.format(seconds: screen.refreshInterval.seconds * 1000, decimals: 2)) ms")
+        fflush(nil)
     }
 }
 
@@ -100,8 +128,13 @@ private final class PatternSource: VideoFrameSource {
     }
     private let state = Mutex(State())
     private let animated: Bool
+    private let limit: Int?
 
-    init(animated: Bool) { self.animated = animated }
+    /// `limit`: stop offering new frames once this many have been presented (nil: one per refresh for as long as asked).
+    init(animated: Bool, limit: Int? = nil) {
+        self.animated = animated
+        self.limit = limit
+    }
 
     var presented: RefreshTick? { state.withLock { $0.presented } }
     /// Frames presented, the first and the last presentation time.
@@ -110,6 +143,7 @@ private final class PatternSource: VideoFrameSource {
     func content(for tick: RefreshTick) -> VideoSinkContent? {
         let number = state.withLock { state -> UInt64? in
             guard animated || state.offered == 0 else { return nil }
+            if let limit, state.count >= limit { return nil }
             state.offered += 1
             return state.offered
         }
