@@ -29,7 +29,7 @@ public struct ProgrammeState: Sendable {
     /// When the current play of the item began (`instant` minus `position`).
     public var itemStart: UTCInstant?
     /// The next instant at which any of the above changes other than by time passing; `nil` when
-    /// nothing changes within the resolver's horizon.
+    /// nothing changes within the resolver's horizon (``ScheduleResolver/horizonDays``).
     public var nextChange: UTCInstant?
     /// Whether the playlist runs because no entry covers this instant.
     public var isFallback: Bool { entry == nil && playlistName != nil }
@@ -46,8 +46,15 @@ public struct ProgrammeState: Sendable {
 /// indefinite (a live stream) plays until its entry's window ends.
 public struct ScheduleResolver: Sendable {
     public let schedule: Schedule
-    /// How far ahead ``ProgrammeState/nextChange`` is searched when the current item does not end.
-    public var horizonDays: Int = 400
+    /// How far ahead ``ProgrammeState/nextChange`` is searched when the current item does not end:
+    /// a century, so a window however rare (a rule firing every few years) is found. The search
+    /// widens geometrically, so a near change costs a few days of occurrences and "nothing for a
+    /// century" a bounded scan of it. ``timeline(from:to:entriesOnly:maximumChanges:)`` searches to
+    /// its end if that is farther.
+    public var horizonDays: Int = 36_525
+
+    /// The longest interrupt searched back for: one whose playlist runs longer is absurd.
+    static let interruptLookbackDays = 400
 
     public init(schedule: Schedule) {
         self.schedule = schedule
@@ -86,8 +93,8 @@ public struct ScheduleResolver: Sendable {
     /// How many days before an instant's local date a window containing it may have started.
     func lookbackDays(_ entry: Entry) -> Int {
         if entry.isInterrupt, entry.end == nil, let pass = passNanoseconds(entry.playlist) {
-            // An interrupt longer than the horizon is absurd; do not search further back for it.
-            return min(Int(pass / 86_400_000_000_000), horizonDays) + 2
+            // An interrupt longer than that is absurd; do not search further back for it.
+            return min(Int(pass / 86_400_000_000_000), ScheduleResolver.interruptLookbackDays) + 2
         }
         return 2
     }
@@ -173,8 +180,9 @@ public struct ScheduleResolver: Sendable {
         var instant = from
         while instant < to && states.count < maximumChanges {
             let win = winner(at: instant)
-            // One search per window; the items inside it only need arithmetic.
-            let windowChange = nextWinnerChange(after: instant, current: win, limit: nil)
+            // One search per window, as far as the timeline goes (--to a decade ahead searches a
+            // decade); the items inside it only need arithmetic.
+            let windowChange = nextWinnerChange(after: instant, current: win, limit: nil, searchingAtLeastTo: to)
             var t = instant
             while true {
                 var (state, itemEnd) = place(at: t, winner: win)
@@ -198,9 +206,12 @@ public struct ScheduleResolver: Sendable {
     }
 
     /// The first instant in `(instant, limit]` where the winning window differs, or `limit`;
-    /// the search goes at most ``horizonDays`` ahead, a few days at a time.
-    func nextWinnerChange(after instant: UTCInstant, current: (entry: Entry, occurrence: Occurrence)?, limit: UTCInstant?) -> UTCInstant? {
-        let farthest = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, Int64(horizonDays) * 86_400_000_000_000))
+    /// the search goes ``horizonDays`` ahead or to `searchingAtLeastTo`, whichever is farther, a
+    /// few days at first, then four times as many each round.
+    func nextWinnerChange(after instant: UTCInstant, current: (entry: Entry, occurrence: Occurrence)?, limit: UTCInstant?,
+                          searchingAtLeastTo extent: UTCInstant? = nil) -> UTCInstant? {
+        var farthest = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, Int64(horizonDays) * 86_400_000_000_000))
+        if let extent { farthest = max(farthest, extent) }
         let horizon = min(limit ?? farthest, farthest)
         var chunkStart = instant
         var chunkDays: Int64 = 2

@@ -217,7 +217,9 @@ public final class ShowRunner: @unchecked Sendable {
             tailEnd = placements[ObjectIdentifier(made)]?.end
         } else {
             player.removeAllItems()
-            tailEnd = state.nextChange
+            // Nothing plays until the next change; with none in the resolver's (century-long)
+            // horizon, look again in a day rather than searching it again at every tick.
+            tailEnd = state.nextChange ?? instant.advanced(by: MediaTime(value: 86_400, timescale: 1))
         }
         topUp()
     }

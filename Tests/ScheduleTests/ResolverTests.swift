@@ -182,6 +182,37 @@ struct ResolverTests {
         #expect(resolver.resolve(at: instant("2026-01-08T18:30:00Z")).isFallback)                 // not on the interval
     }
 
+    @Test("A rule firing every 18 months: the timeline lists every window up to its end, and the next change is found however far")
+    func rareWindows() throws {
+        var resolver = ScheduleResolver(schedule: try makeSchedule(entries: """
+            [entries.rare]
+            playlist = "news"
+            start = "09:00"
+            end = "10:00"
+            from = 2026-01-15
+            rrule = "FREQ=MONTHLY;INTERVAL=18"
+            """))
+        let windows = resolver.timeline(from: instant("2026-01-01T00:00:00Z"), to: instant("2031-01-01T00:00:00Z"), entriesOnly: true)
+            .filter { $0.entry?.name == "rare" }.map { $0.instant }
+        #expect(windows == [instant("2026-01-15T09:00:00Z"), instant("2027-07-15T09:00:00Z"),
+                            instant("2029-01-15T09:00:00Z"), instant("2030-07-15T09:00:00Z")])
+        // With nothing else to play, the next change is the next window, 546 days away: a screen
+        // showing nothing must still wake for it.
+        let fallback = try makeSchedule(entries: """
+            [entries.rare]
+            playlist = "news"
+            start = "09:00"
+            end = "10:00"
+            from = 2026-01-15
+            rrule = "FREQ=MONTHLY;INTERVAL=18"
+            """, fallback: nil)
+        resolver = ScheduleResolver(schedule: fallback)
+        #expect(resolver.resolve(at: instant("2026-02-01T00:00:00Z")).nextChange == instant("2027-07-15T09:00:00Z"))
+        // Beyond the horizon, nothing: an explicit, bounded answer rather than a search without end.
+        resolver.horizonDays = 400
+        #expect(resolver.resolve(at: instant("2026-02-01T00:00:00Z")).nextChange == nil)
+    }
+
     @Test("EXDATE and days filters remove windows")
     func exceptions() throws {
         let resolver = ScheduleResolver(schedule: try makeSchedule(entries: """
