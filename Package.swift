@@ -80,13 +80,15 @@ let package = Package(
             ],
             swiftSettings: strict),
 
+        // Test support: child processes started with posix_spawn, shared by the test targets.
+        .target(name: "ChildProcesses", path: "Tests/ChildProcesses", swiftSettings: strict),
         .testTarget(
             name: "MediaTimeTests",
             dependencies: ["MediaTime", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "MediaAssetTests", dependencies: ["MediaAsset", "MediaTime"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaAsset", "MediaTime"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display", "Playback", "MediaAsset", "MediaTime"]),
-        .testTarget(name: "AudioTests", dependencies: ["Audio", "Playback", "MediaAsset", "MediaTime"]),
+        .testTarget(name: "AudioTests", dependencies: ["Audio", "Playback", "MediaAsset", "MediaTime", "ChildProcesses"]),
         .testTarget(
             name: "ScheduleTests",
             dependencies: [
@@ -98,7 +100,7 @@ let package = Package(
         .testTarget(
             name: "ShowRunnerTests",
             dependencies: ["ShowRunner", "Schedule", "Playback", "Display", "MediaAsset", "MediaTime"]),
-        .testTarget(name: "VitrineCLITests", dependencies: ["MediaTime"]),
+        .testTarget(name: "VitrineCLITests", dependencies: ["MediaTime", "ChildProcesses"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 /// Runs the built `vitrine` binary and the FFmpeg tools, capturing their output.
@@ -41,37 +42,11 @@ enum CommandRunner {
         try run(vitrine!, arguments)
     }
 
-    /// Runs a program found on the PATH or by absolute path.
+    /// Runs a program found on the PATH or by absolute path (posix_spawn: Foundation's `Process`
+    /// can hang reaping a child while another is running).
     static func run(_ program: String, _ arguments: [String]) throws -> Output {
-        let process = Process()
-        if program.hasPrefix("/") {
-            process.executableURL = URL(fileURLWithPath: program)
-            process.arguments = arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [program] + arguments
-        }
-        let stdout = Pipe(), stderr = Pipe()
-        process.standardOutput = stdout
-        process.standardError = stderr
-        process.standardInput = FileHandle.nullDevice
-        try process.run()
-        // Read both pipes while the process runs so a full pipe never blocks it.
-        let group = DispatchGroup()
-        nonisolated(unsafe) var errorData = Data()
-        group.enter()
-        DispatchQueue.global().async {
-            errorData = stderr.fileHandleForReading.readDataToEndOfFile()
-            group.leave()
-        }
-        let outputData = stdout.fileHandleForReading.readDataToEndOfFile()
-        group.wait()
-        process.waitUntilExit()
-        return Output(
-            status: process.terminationStatus,
-            stdout: String(decoding: outputData, as: UTF8.self),
-            stderr: String(decoding: errorData, as: UTF8.self),
-            stdoutData: outputData)
+        let result = try ChildProcess.run(program, arguments)
+        return Output(status: result.status, stdout: result.stdout, stderr: result.stderr, stdoutData: Data(result.standardOutput))
     }
 
     /// The PSNR in dB of two same-size images, measured by ffmpeg's psnr filter (infinity when identical).

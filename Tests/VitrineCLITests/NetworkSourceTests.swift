@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 
@@ -6,16 +7,13 @@ import Testing
 struct NetworkSourceTests {
     /// `python3 -m http.server` on a free port, serving `directory`.
     final class WebServer {
-        let process = Process()
+        let process: ChildProcess
         let port: UInt16
 
         init(serving directory: String) throws {
             port = try FreePort.find()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["python3", "-m", "http.server", "--bind", "127.0.0.1", "--directory", directory, String(port)]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
+            process = try ChildProcess(
+                executable: "python3", arguments: ["-m", "http.server", "--bind", "127.0.0.1", "--directory", directory, String(port)])
             // Wait until it accepts connections (bounded: 100 tries of 50 ms).
             for _ in 0..<100 {
                 if (try? CommandRunner.run("python3", ["-c", "import socket; socket.create_connection(('127.0.0.1', \(port)), 1)"]))?.status == 0 { return }
@@ -23,11 +21,7 @@ struct NetworkSourceTests {
             }
         }
 
-        deinit {
-            // SIGKILL: the test process may hand its blocked SIGTERM mask down to children.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        deinit { process.terminate(SIGKILL) }
     }
 
     @Test("an MP4 over HTTP and an HLS playlist probe like the file")

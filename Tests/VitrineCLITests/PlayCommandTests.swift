@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 
@@ -23,16 +24,13 @@ struct PlayCommandTests {
 
     @discardableResult
     static func run(_ tool: String, _ arguments: [String]) -> (status: Int32, output: String) {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = pipe
-        do { try process.run() } catch { return (-1, "\(error)") }
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return (process.terminationStatus, String(decoding: data, as: UTF8.self))
+        do {
+            // Both streams, as one text (their order between the two is not kept).
+            let result = try ChildProcess.run(tool, arguments)
+            return (result.status, result.stdout + result.stderr)
+        } catch {
+            return (-1, "\(error)")
+        }
     }
 
     static func play(_ arguments: [String]) throws -> [[String: Any]] {

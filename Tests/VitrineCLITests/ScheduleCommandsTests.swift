@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 
@@ -24,18 +25,8 @@ struct ScheduleCommandsTests {
     }
 
     static func vitrine(_ arguments: [String]) throws -> Run {
-        let process = Process()
-        process.executableURL = executable
-        process.arguments = arguments
-        process.currentDirectoryURL = root
-        let output = Pipe(), errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-        try process.run()
-        let out = output.fileHandleForReading.readDataToEndOfFile()
-        let err = errors.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return Run(status: process.terminationStatus, output: String(decoding: out, as: UTF8.self), errors: String(decoding: err, as: UTF8.self))
+        let result = try ChildProcess.run(executable.path, arguments, currentDirectory: root.path)
+        return Run(status: result.status, output: result.stdout, errors: result.stderr)
     }
 
     static func temporaryFile(_ text: String, name: String) throws -> URL {

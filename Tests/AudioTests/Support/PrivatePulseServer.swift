@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 
 /// A private PulseAudio server with one null sink: a clocked audio device for tests on
