@@ -40,6 +40,9 @@ let package = Package(
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
 
         .target(name: "MediaTime", swiftSettings: strict),
+        // Named threads, ConditionLock<State, Condition>, thread ownership checks: the one threading toolkit.
+        .systemLibrary(name: "CThreads"),
+        .target(name: "Threading", dependencies: ["CThreads"], swiftSettings: strict),
         .target(
             name: "MediaAsset",
             dependencies: ["CFFmpeg", "MediaTime", .product(name: "Logging", package: "swift-log")],
@@ -47,18 +50,18 @@ let package = Package(
         .target(
             name: "Playback",
             dependencies: [
-                "CFFmpeg", "MediaAsset", "MediaTime",
+                "CFFmpeg", "MediaAsset", "MediaTime", "Threading",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict),
         .target(
             name: "Display",
-            dependencies: ["CDRM", "CEGL", "CFreeType", "Playback", "MediaAsset", "MediaTime", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CDRM", "CEGL", "CFreeType", "Playback", "MediaAsset", "MediaTime", "Threading", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "Audio",
-            dependencies: ["CALSA", "Playback", "MediaAsset", "MediaTime", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CALSA", "Playback", "MediaAsset", "MediaTime", "Threading", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "Schedule",
@@ -67,7 +70,7 @@ let package = Package(
         .target(
             name: "ShowRunner",
             dependencies: [
-                "Schedule", "Playback", "Display", "Audio", "MediaAsset", "MediaTime",
+                "Schedule", "Playback", "Display", "Audio", "MediaAsset", "MediaTime", "Threading",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
@@ -85,6 +88,7 @@ let package = Package(
         .testTarget(
             name: "MediaTimeTests",
             dependencies: ["MediaTime", .product(name: "PropertyBased", package: "swift-property-based")]),
+        .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreads"]),
         .testTarget(name: "MediaAssetTests", dependencies: ["MediaAsset", "MediaTime"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaAsset", "MediaTime"]),
         .testTarget(name: "DisplayTests", dependencies: ["Display", "Playback", "MediaAsset", "MediaTime"]),

@@ -3,6 +3,7 @@ public import MediaTime
 public import Playback
 import Logging
 import Synchronization
+import Threading
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -25,7 +26,7 @@ import Musl
 /// ```swift
 /// let output = try ALSAOutput(configuration: .init(deviceName: "default"))
 /// let soundtrack = output.makeInput(label: "soundtrack")   // an AudioSink for the engine
-/// output.start()
+/// try output.start()
 /// ```
 public final class ALSAOutput: Sendable {
     /// How to open the device.
@@ -76,8 +77,8 @@ public final class ALSAOutput: Sendable {
     public let configuration: Configuration
     /// The mixer's format: what every input's ``AudioSink/enqueue(_:)`` takes.
     public let format: AudioFormat
-    let shared: ConditionLock<OutputState>
-    private let thread: Mutex<PThreadBox?>
+    let shared: ConditionLock<OutputState, StateChanged>
+    private let thread: Mutex<NamedThread?>
     private let initialDevice: Mutex<PCMDevice?>
     static let logger = Logger(label: "vitrine.audio")
 
@@ -129,18 +130,27 @@ public final class ALSAOutput: Sendable {
     /// Underruns (and suspends) recovered with `snd_pcm_recover` so far.
     public var xrunCount: Int { shared.withLock { $0.xrunCount } }
 
-    /// Starts the audio thread. Inputs may be created and filled before, so the first period already carries them.
-    public func start() {
-        thread.withLock { thread in
-            guard thread == nil, let device = initialDevice.withLock({ $0.take() }) else { return }
-            shared.withLock { $0.isStarted = true }
+    /// Starts the audio thread, which owns the PCM from then on. Inputs may be created and filled
+    /// before, so the first period already carries them. Starting a started output does nothing.
+    public func start() throws(AudioOutputError) {
+        let result: Result<Void, ThreadStartError> = thread.withLock { thread in
+            guard thread == nil, let device = initialDevice.withLock({ $0 }) else { return .success(()) }
             let shared = self.shared
             let configuration = self.configuration
-            thread = PThreadBox(startThread {
-                var audioThread = AudioThread(shared: shared, configuration: configuration, device: device)
-                audioThread.run()
-            })
+            shared.withLock { $0.isStarted = true }
+            do throws(ThreadStartError) {
+                thread = try NamedThread.start(name: "vitrine-audio-out") {
+                    var audioThread = AudioThread(shared: shared, configuration: configuration, device: device)
+                    audioThread.run()
+                }
+            } catch {
+                shared.withLock { $0.isStarted = false }
+                return .failure(error)
+            }
+            initialDevice.withLock { $0 = nil }
+            return .success(())
         }
+        if case .failure(let error) = result { throw .threadUnavailable(error) }
     }
 
     /// Stops the audio thread and closes the PCM; `drain` plays out what the device buffered.
@@ -152,7 +162,7 @@ public final class ALSAOutput: Sendable {
             $0.drainOnStop = drain
         }
         shared.broadcast()
-        pthread_join(running.thread, nil)
+        running.join()
         let observers = shared.withLock { state in
             state.isStopped = true
             defer { state.routeObservers.removeAll() }
@@ -263,9 +273,4 @@ public final class ALSAOutput: Sendable {
         continuation.onTermination = { _ in shared.withLock { _ = $0.routeObservers.removeValue(forKey: id) } }
         return stream
     }
-}
-
-struct PThreadBox: @unchecked Sendable {
-    let thread: pthread_t
-    init(_ thread: pthread_t) { self.thread = thread }
 }

@@ -1,3 +1,5 @@
+public import Threading
+
 /// Why the audio output could not start.
 public enum AudioOutputError: Error, Sendable, Hashable, CustomStringConvertible {
     /// ALSA knows no PCM by that name (or the card does not exist).
@@ -8,6 +10,8 @@ public enum AudioOutputError: Error, Sendable, Hashable, CustomStringConvertible
     case unsupportedFormat(name: String, sampleRate: Int, channelCount: Int, cause: ALSAError)
     /// The extra ALSA configuration text did not parse.
     case invalidConfiguration(cause: ALSAError)
+    /// The audio thread could not be started (the process or system is out of threads).
+    case threadUnavailable(ThreadStartError)
 
     public var description: String {
         switch self {
@@ -21,6 +25,8 @@ public enum AudioOutputError: Error, Sendable, Hashable, CustomStringConvertible
             return "ALSA device \"\(name)\" accepts no S16/S32/float format at \(rate) Hz, \(channels) channels: \(cause.message)"
         case .invalidConfiguration(let cause):
             return "invalid ALSA configuration text: \(cause)"
+        case .threadUnavailable(let cause):
+            return "cannot start the audio thread: \(cause)"
         }
     }
 }

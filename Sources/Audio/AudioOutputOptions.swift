@@ -54,7 +54,7 @@ extension ALSAOutput {
             deviceName: options.deviceName, fallbackDeviceName: options.fallbackDeviceName))
         output.masterVolume = options.volume
         let soundtrack = output.makeInput(label: "soundtrack")
-        output.start()
+        try output.start()
         return AudioOutputSession(output: output, soundtrack: soundtrack)
     }
 }

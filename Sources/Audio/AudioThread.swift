@@ -1,5 +1,6 @@
 internal import CALSA
 import MediaTime
+import Threading
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -9,17 +10,18 @@ import Musl
 /// The loop of the thread that owns the PCM: mix a period, convert, write, stamp the clock;
 /// on device failure, run the same loop silently on the host clock and try to reopen.
 struct AudioThread {
-    let shared: ConditionLock<OutputState>
+    let shared: ConditionLock<OutputState, StateChanged>
     let configuration: ALSAOutput.Configuration
     var device: PCMDevice?
 
-    init(shared: ConditionLock<OutputState>, configuration: ALSAOutput.Configuration, device: PCMDevice) {
+    init(shared: ConditionLock<OutputState, StateChanged>, configuration: ALSAOutput.Configuration, device: PCMDevice) {
         self.shared = shared
         self.configuration = configuration
         self.device = device
     }
 
     mutating func run() {
+        device?.claim()
         let channels = configuration.channelCount
         let rate = Int64(configuration.sampleRate)
         var format = device!.format
@@ -131,6 +133,7 @@ struct AudioThread {
     private func reopen() -> PCMDevice? {
         for name in [configuration.deviceName, configuration.fallbackDeviceName].compactMap({ $0 }) {
             guard let reopened = try? ALSAOutput.openDevice(named: name, configuration: configuration) else { continue }
+            reopened.claim()
             ALSAOutput.logger.notice("audio device \(name) available again: \(reopened.format)")
             shared.withLock { state in
                 state.currentDevice = name

@@ -5,6 +5,7 @@ import MediaAsset
 import MediaTime
 import Playback
 import Synchronization
+import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -40,8 +41,10 @@ public enum RefreshPacing: Sendable, Hashable {
 final class RenderLoop: Sendable {
     typealias Job = @Sendable (RenderLoop.Context) -> Void
 
-    /// Render-thread-only state. Unchecked: touched only by the render thread (jobs run there).
-    final class Context: @unchecked Sendable {
+    /// Render-thread-only state: the backend (the DRM fd, GBM and EGL on KMS) and the compositor (GL).
+    /// Reached only through ``RenderLoop/context``, which the render thread claims as it starts, so
+    /// debug builds stop any other thread that touches it.
+    final class Context {
         let backend: any RenderBackend
         var compositor: Compositor?
         var sequence: UInt64 = 0
@@ -56,7 +59,7 @@ final class RenderLoop: Sendable {
         var stopping = false
         var source: (any VideoFrameSource)?
         var eventHandler: (@Sendable (DisplayEvent) -> Void)?
-        var threadID: pthread_t?
+        var thread: NamedThread?
     }
 
     let layers: LayerStack
@@ -68,7 +71,7 @@ final class RenderLoop: Sendable {
     private let clock: any HostClock
     private let pacing: RefreshPacing
     private let logger: Logger
-    private let context: Context
+    private let context: ThreadBound<Context>
 
     /// Starts the render thread, which opens the backend; throws what opening threw.
     init(backend: any RenderBackend, refreshInterval: MediaTime, rotation: Rotation, gravity: VideoGravity,
@@ -79,33 +82,28 @@ final class RenderLoop: Sendable {
         self.clock = clock
         self.pacing = pacing
         self.logger = logger
-        self.context = Context(backend: backend)
+        self.context = ThreadBound(Context(backend: backend), resource: "the display device and its GL context")
         let started = Mutex<Result<Void, DisplayError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
-        let box = Unmanaged.passRetained(ThreadStart { [self] in
-            self.shared.withLock { $0.threadID = pthread_self() }
-            let result = self.setUp()
-            started.withLock { $0 = result }
-            ready.signal()
-            if case .success = result { self.run() }
-            self.finished.signal()
-        })
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { argument in
-            let start = Unmanaged<ThreadStart>.fromOpaque(argument!).takeRetainedValue()
-            start.body()
-            return nil
-        }, box.toOpaque())
-        guard status == 0 else {
-            box.release()
-            throw .gl("starting the render thread failed (error \(status))")
+        do {
+            let thread = try NamedThread.start(name: "vitrine-render") { [self] in
+                self.context.claim()
+                let result = self.setUp()
+                started.withLock { $0 = result }
+                ready.signal()
+                if case .success = result { self.run() }
+                self.finished.signal()
+            }
+            shared.withLock { $0.thread = thread }
+        } catch {
+            throw .gl("\(error)")
         }
-        pthread_detach(thread)
         ready.wait()
         if case .failure(let error) = started.withLock({ $0! }) { throw error }
     }
 
     private func setUp() -> Result<Void, DisplayError> {
+        let context = self.context.value
         do {
             let geometry = try context.backend.start()
             context.compositor = try Compositor(
@@ -124,13 +122,11 @@ final class RenderLoop: Sendable {
 
     func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { shared.withLock { $0.eventHandler = handler } }
 
-    private var onRenderThread: Bool {
-        shared.withLock { state in state.threadID.map { pthread_equal($0, pthread_self()) != 0 } ?? false }
-    }
+    private var onRenderThread: Bool { context.isOwnedByCurrentThread }
 
     /// Runs `body` on the render thread and returns its result; inline when already there.
     func perform<T: Sendable>(_ body: @escaping @Sendable (Context) -> T) throws(DisplayError) -> T {
-        if onRenderThread { return body(context) }
+        if onRenderThread { return body(context.value) }
         let result = Mutex<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         let accepted = shared.withLock { state -> Bool in
@@ -172,12 +168,16 @@ final class RenderLoop: Sendable {
         }
         guard first else { return }
         wake.signal()
-        if !onRenderThread { finished.wait() }
+        if !onRenderThread {
+            finished.wait()
+            shared.withLock { $0.thread }?.join()
+        }
     }
 
     // MARK: Render thread
 
     private func run() {
+        let context = self.context.value
         var deadline = clock.now()
         while true {
             let (jobs, stopping) = shared.withLock { state in
@@ -264,10 +264,4 @@ final class RenderLoop: Sendable {
         }
         return .presented(frameID: content?.frameID, at: presented)
     }
-}
-
-/// The closure a new pthread runs.
-private final class ThreadStart {
-    let body: () -> Void
-    init(_ body: @escaping () -> Void) { self.body = body }
 }

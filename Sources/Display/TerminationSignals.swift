@@ -1,4 +1,5 @@
 import Synchronization
+import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -25,20 +26,14 @@ extension KMSDisplay {
             return ends[0]
         }
         guard let readEnd else { return }
-        var thread = pthread_t()
-        let box = Unmanaged.passRetained(SignalWatch(readEnd: readEnd))
-        guard pthread_create(&thread, nil, { argument in
-            let watch = Unmanaged<SignalWatch>.fromOpaque(argument!).takeRetainedValue()
+        let started = try? NamedThread.start(name: "vitrine-signals") {
             var number: UInt8 = 0
-            while read(watch.readEnd, &number, 1) != 1 {}
+            while read(readEnd, &number, 1) != 1 {}
             KMSDisplay.stopAll()
             terminationState.withLock { $0.beforeExit }?(Int32(number))
             exit(128 + Int32(number))
-        }, box.toOpaque()) == 0 else {
-            box.release()
-            return
         }
-        pthread_detach(thread)
+        guard started != nil else { return }
         var action = sigaction()
         action.__sigaction_handler.sa_handler = { number in
             var byte = UInt8(truncatingIfNeeded: number)
@@ -49,9 +44,4 @@ extension KMSDisplay {
         sigaction(SIGTERM, &action, nil)
         sigaction(SIGINT, &action, nil)
     }
-}
-
-private final class SignalWatch {
-    let readEnd: Int32
-    init(readEnd: Int32) { self.readEnd = readEnd }
 }

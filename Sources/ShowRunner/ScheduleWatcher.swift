@@ -1,4 +1,5 @@
 import Synchronization
+import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,7 +12,7 @@ import Glibc
 final class ScheduleWatcher: Sendable {
     private let descriptor: Int32
     private let stopPipe: (read: Int32, write: Int32)
-    private let thread = Mutex<pthread_t?>(nil)
+    private let thread = Mutex<NamedThread?>(nil)
 
     /// Starts watching; `onChange` runs on the watcher's thread.
     init?(path: String, onChange: @escaping @Sendable () -> Void) {
@@ -31,27 +32,24 @@ final class ScheduleWatcher: Sendable {
         }
         descriptor = fd
         stopPipe = (fds[0], fds[1])
-        let box = Unmanaged.passRetained(WatchLoop(fd: fd, stopFD: fds[0], name: name, onChange: onChange))
-        var handle = pthread_t()
-        guard pthread_create(&handle, nil, { argument in
-            Unmanaged<WatchLoop>.fromOpaque(argument!).takeRetainedValue().run()
-            return nil
-        }, box.toOpaque()) == 0 else {
-            box.release()
+        let loop = WatchLoop(fd: fd, stopFD: fds[0], name: name, onChange: onChange)
+        do {
+            let started = try NamedThread.start(name: "vitrine-watch") { loop.run() }
+            thread.withLock { $0 = started }
+        } catch {
             close(fd)
             close(fds[0])
             close(fds[1])
             return nil
         }
-        thread.withLock { $0 = handle }
     }
 
     /// Stops the thread and waits for it. Idempotent.
     func stop() {
-        guard let handle = thread.withLock({ value -> pthread_t? in defer { value = nil }; return value }) else { return }
+        guard let running = thread.withLock({ $0.take() }) else { return }
         var byte: UInt8 = 1
         _ = write(stopPipe.write, &byte, 1)
-        pthread_join(handle, nil)
+        running.join()
         close(descriptor)
         close(stopPipe.read)
         close(stopPipe.write)
@@ -61,7 +59,7 @@ final class ScheduleWatcher: Sendable {
 }
 
 /// The watcher thread's loop: poll the inotify descriptor and the stop pipe.
-private final class WatchLoop {
+private final class WatchLoop: Sendable {
     let fd: Int32, stopFD: Int32, name: String
     let onChange: @Sendable () -> Void
 

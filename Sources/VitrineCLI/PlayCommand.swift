@@ -161,7 +161,7 @@ struct PlayCommand: AsyncParsableCommand {
                 let opened = try ALSAOutput(configuration: .init(deviceName: audioDevice))
                 opened.masterVolume = Float(volume)
                 soundtrack = opened.makeInput(label: "soundtrack")
-                opened.start()
+                try opened.start()
                 output = opened
             } catch {
                 printError("vitrine play: \(error)")
@@ -275,7 +275,7 @@ struct PlayCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         let clock: any HostClock = simulatedClock ? ManualClock(start: MonotonicClock().now()) : MonotonicClock()
-        let videoSink = NullVideoSink(refreshRate: refreshRate, clock: clock)
+        let videoSink = try NullVideoSink(refreshRate: refreshRate, clock: clock)
         let audioSink: NullAudioSink? = noAudio ? nil : NullAudioSink(clock: clock)
         let player = QueuePlayer(items: [], videoSink: videoSink, audioSink: audioSink, clock: clock)
         player.loops = loop

@@ -29,7 +29,7 @@ struct AudioPlayerTests {
         #expect(player.duration == MediaTime(value: 4_800, timescale: 48_000))
         player.prepareToPlay()
         player.play()
-        output.start()
+        try output.start()
         #expect(try await waitUntil { finished.withLock { $0 } })
         #expect(!player.isPlaying)
         output.stop()
@@ -57,7 +57,7 @@ struct AudioPlayerTests {
         right.pan = 1
         left.prepareToPlay()
         right.prepareToPlay()
-        output.start()
+        try output.start()
         _ = try await waitUntil { output.deviceTime.seconds > 0.05 }
         let start = output.deviceTime + MediaTime(value: 1, timescale: 10)
         left.play(atTime: start)
@@ -90,7 +90,7 @@ struct AudioPlayerTests {
         session.register(bed)
         let events = session.interruptions
         bed.play()
-        output.start()
+        try output.start()
         _ = try await waitUntil { output.deviceTime.seconds > 0.3 }
         session.playAnnouncement(voice)
         var iterator = events.makeAsyncIterator()
@@ -140,7 +140,7 @@ struct AudioPlayerTests {
         player.isMeteringEnabled = true
         player.numberOfLoops = -1
         player.play()
-        output.start()
+        try output.start()
         _ = try await waitUntil { output.deviceTime.seconds > 0.2 }
         player.updateMeters()
         #expect(abs(player.averagePower(forChannel: 0) - -12.04) < 0.1)
@@ -159,7 +159,7 @@ struct AudioPlayerTests {
         let finished = Mutex(false)
         player.setFinishHandler { _ in finished.withLock { $0 = true } }
         player.play()
-        output.start()
+        try output.start()
         #expect(try await waitUntil { finished.withLock { $0 } })
         output.stop()
 

@@ -19,7 +19,7 @@ struct AudioSessionTests {
         let events = session.interruptions
         var iterator = events.makeAsyncIterator()
         bed.play()
-        output.start()
+        try output.start()
         _ = try await waitUntil { output.deviceTime.seconds > 0.2 }
 
         session.beginInterruption()
@@ -58,7 +58,7 @@ struct AudioSessionTests {
         let events = session.interruptions
         var iterator = events.makeAsyncIterator()
         bed.play()
-        output.start()
+        try output.start()
         session.beginInterruption()
         session.endInterruption()
         #expect(await iterator.next() == .began)

@@ -17,7 +17,7 @@ struct ClockTests {
             deviceName: "vitrine_pulse", configurationText: server.alsaConfiguration()))
         let input = output.makeInput(label: "soundtrack")
         let feeder = Feeder(sink: input, seconds: nil)
-        output.start()
+        try output.start()
         defer {
             feeder.stop()
             output.stop()
@@ -60,7 +60,7 @@ struct ClockTests {
             deviceName: "vitrine_pulse", configurationText: server.alsaConfiguration()))
         let input = output.makeInput(label: "soundtrack")
         let feeder = Feeder(sink: input, seconds: nil)
-        output.start()
+        try output.start()
         defer {
             feeder.stop()
             output.stop()
@@ -93,7 +93,7 @@ struct ClockTests {
         let input = output.makeInput(label: "soundtrack")
         let changes = output.routeChanges
         let feeder = Feeder(sink: input, seconds: nil)
-        output.start()
+        try output.start()
         defer {
             feeder.stop()
             output.stop()
@@ -141,7 +141,7 @@ struct ClockTests {
         let input = output.makeInput(label: "soundtrack")
         let changes = output.routeChanges
         let feeder = Feeder(sink: input, seconds: nil, amplitude: 0.5)
-        output.start()
+        try output.start()
         #expect(try await waitUntil { (input.currentReading()?.mediaTime.seconds ?? 0) > 0.3 })
         server.stop()
         var iterator = changes.makeAsyncIterator()
@@ -169,11 +169,11 @@ struct ClockTests {
         let output = try ALSAOutput(configuration: .init(
             deviceName: "vitrine_pulse", configurationText: server.alsaConfiguration()))
         let soundtrack = output.makeInput(label: "soundtrack")
-        output.start()
+        try output.start()
         defer { output.stop() }
         let readings = Mutex<[AudioClockReading]>([])
         let frames = Mutex<[PresentedFrame]>([])
-        let player = Player(item: PlayerItem(url: source), videoSink: NullVideoSink(refreshRate: 60), audioSink: soundtrack)
+        let player = Player(item: PlayerItem(url: source), videoSink: try NullVideoSink(refreshRate: 60), audioSink: soundtrack)
         player.setPresentationHandler { record in
             if case .frame(let frame) = record { frames.withLock { $0.append(frame) } }
         }

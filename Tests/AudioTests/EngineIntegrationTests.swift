@@ -20,8 +20,8 @@ struct EngineIntegrationTests {
         let output = try ALSAOutput(configuration: .init(
             deviceName: "vitrine_capture", configurationText: captureConfiguration(file: file)))
         let soundtrack = output.makeInput(label: "soundtrack")
-        output.start()
-        let player = Player(item: PlayerItem(url: source), videoSink: NullVideoSink(), audioSink: soundtrack)
+        try output.start()
+        let player = Player(item: PlayerItem(url: source), videoSink: try NullVideoSink(), audioSink: soundtrack)
         let events = player.events
         player.play()
         let ended = Task {

@@ -1,4 +1,5 @@
 internal import CALSA
+import Threading
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -60,11 +61,23 @@ public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
 }
 
 /// One open playback PCM: a thin value over `snd_pcm_t *`, used only by the audio thread
-/// once the output has started.
-struct PCMDevice: @unchecked Sendable {
-    let handle: OpaquePointer
+/// once the output has started (it claims the PCM; debug builds check every call comes from it).
+struct PCMDevice: Sendable {
+    private let pcm: ThreadBound<OpaquePointer>
     let name: String
     let format: DeviceFormat
+
+    init(handle: OpaquePointer, name: String, format: DeviceFormat) {
+        pcm = ThreadBound(handle, resource: "the ALSA PCM \(name)")
+        self.name = name
+        self.format = format
+    }
+
+    /// The `snd_pcm_t *`: before ``claim()`` the opening thread's, after it the owner's only.
+    private var handle: OpaquePointer { pcm.value }
+
+    /// Makes the calling thread (the audio thread) the PCM's only user from now on.
+    func claim() { pcm.claim() }
 
     /// Opens `name` for playback in non-blocking mode (so a device that stops consuming
     /// cannot hang the audio thread), optionally with extra ALSA configuration text merged over

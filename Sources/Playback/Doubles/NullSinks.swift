@@ -1,5 +1,6 @@
 public import MediaTime
 import Synchronization
+public import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,19 +12,23 @@ import Glibc
 /// Given a ``ManualClock`` it runs as fast as decoding allows instead: before each refresh it
 /// waits for frames on their way, then advances the clock by one refresh, so the presentation
 /// log is the one a real-time run on an idle machine would write.
-public final class NullVideoSink: VideoSink, @unchecked Sendable {
+public final class NullVideoSink: VideoSink, Sendable {
     public let refreshInterval: MediaTime
     public let outputSize: (width: Int, height: Int)
     private let clock: any HostClock
     private let source = Mutex<(any VideoFrameSource)?>(nil)
     private let running = Atomic<Bool>(true)
-    private var thread: WorkerThread?
+    private let thread = Mutex<NamedThread?>(nil)
 
-    public init(refreshRate: Int32 = 60, outputSize: (width: Int, height: Int) = (1920, 1080), clock: any HostClock = MonotonicClock()) {
+    /// Starts the refresh thread.
+    public init(
+        refreshRate: Int32 = 60, outputSize: (width: Int, height: Int) = (1920, 1080), clock: any HostClock = MonotonicClock()
+    ) throws(ThreadStartError) {
         refreshInterval = MediaTime(value: 1, timescale: refreshRate)
         self.outputSize = outputSize
         self.clock = clock
-        thread = WorkerThread(name: "vitrine-nullvo") { [self] in loop() }
+        let started = try NamedThread.start(name: "vitrine-nullvo") { [self] in loop() }
+        thread.withLock { $0 = started }
     }
 
     deinit { stop() }
@@ -35,8 +40,7 @@ public final class NullVideoSink: VideoSink, @unchecked Sendable {
     /// Stops the refresh thread and waits for it.
     public func stop() {
         running.store(false, ordering: .relaxed)
-        thread?.join()
-        thread = nil
+        thread.withLock { $0.take() }?.join()
         source.withLock { $0 = nil }
     }
 

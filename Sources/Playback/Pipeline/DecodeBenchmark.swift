@@ -28,7 +28,7 @@ public enum DecodeBenchmark {
         var result = Result(videoFrames: 0, audioFrames: 0)
         while true {
             if let error = failure.withLock({ $0 }) { throw error }
-            let taken = pipeline.takeAllDecoded(timeoutNanoseconds: 50_000_000)
+            let taken = pipeline.takeAllDecoded(timeout: .milliseconds(50))
             result.videoFrames += taken.videoFrames
             result.audioFrames += taken.audioFrames
             if taken.finished && opened.load(ordering: .acquiring) { break }

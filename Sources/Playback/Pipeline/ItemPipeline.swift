@@ -3,6 +3,7 @@ import DequeModule
 import MediaAsset
 import MediaTime
 import Synchronization
+import Threading
 
 /// A decoded video frame with the seek serial it was decoded under.
 struct DecodedVideoFrame: Sendable {
@@ -46,8 +47,8 @@ struct TrackDescription: Sendable {
 /// Seeks bump a serial number; every packet, frame and buffer carries the serial it was made
 /// under, and anything whose serial is not the current one is dropped, so a stale frame can
 /// never reach the screen.
-// Unchecked: all mutable state is guarded by `lock`; the FFmpeg objects belong to one thread each.
-final class ItemPipeline: @unchecked Sendable {
+// The shared state is behind `lock`; the FFmpeg objects belong to one thread each.
+final class ItemPipeline: Sendable {
     enum Event: Sendable {
         case opened(PipelineInfo)
         case ready
@@ -66,58 +67,88 @@ final class ItemPipeline: @unchecked Sendable {
     let source: String
     let audioFormat: AudioFormat
     private let onEvent: @Sendable (Event) -> Void
+
     /// Who waits on ``lock``: each has its own condition, so a hand-off wakes only the thread it
     /// concerns. State changes that concern several (seek, stop, end of input, track changes)
     /// wake them all.
-    enum Waiter {
+    enum Waiter: Int, LockCondition {
         /// The demux thread, for room in the packet queues.
-        static let demux = 0
+        case demux
         /// The video decoder, for packets.
-        static let videoWork = 1
+        case videoWork
         /// The audio decoder, for packets.
-        static let audioWork = 2
+        case audioWork
         /// The video decoder, for room in the decoded frame queue.
-        static let videoRoom = 3
+        case videoRoom
         /// The audio decoder, for room in the decoded audio queue.
-        static let audioRoom = 4
+        case audioRoom
         /// The audio feeder (and the decode benchmark), for decoded data.
-        static let consumer = 5
-        static let count = 6
+        case consumer
     }
-    let lock = ConditionLock(conditionCount: Waiter.count)
 
-    // Guarded by `lock`.
-    private(set) var serial = 0
-    private var stopping = false
-    private var pendingSeek: MediaTime?
-    private var discardBefore: MediaTime?
-    private var videoPackets = Deque<QueuedPacket>()
-    private var audioPackets = Deque<QueuedPacket>()
-    private var queuedBytes = 0
-    private var videoQueuedDuration = MediaTime.zero
-    private var audioQueuedDuration = MediaTime.zero
-    private var demuxFinishedSerial = -1
-    private var videoFinishedSerial = -1
-    private var audioFinishedSerial = -1
-    private var videoFrames = Deque<DecodedVideoFrame>()
-    private var audioBuffers = Deque<DecodedAudioBuffer>()
-    private var audioBufferedDuration = MediaTime.zero
-    private var readyReported = false
-    private var info: PipelineInfo?
-    private(set) var readFailure: MediaError?
-    /// A played stream whose decoder rejected every packet from some point to the end of input.
-    private var decodeFailure: MediaError?
-    private var decodeThreads: [WorkerThread] = []
-    private var input: Demuxer?
-    private var demuxThread: WorkerThread?
+    /// Everything the demux thread, the decode threads and the engine share.
+    struct Shared {
+        var serial = 0
+        var stopping = false
+        var pendingSeek: MediaTime?
+        var discardBefore: MediaTime?
+        var videoPackets = Deque<QueuedPacket>()
+        var audioPackets = Deque<QueuedPacket>()
+        var queuedBytes = 0
+        var videoQueuedDuration = MediaTime.zero
+        var audioQueuedDuration = MediaTime.zero
+        var demuxFinishedSerial = -1
+        var videoFinishedSerial = -1
+        var audioFinishedSerial = -1
+        var videoFrames = Deque<DecodedVideoFrame>()
+        var audioBuffers = Deque<DecodedAudioBuffer>()
+        var audioBufferedDuration = MediaTime.zero
+        var readyReported = false
+        var info: PipelineInfo?
+        var readFailure: MediaError?
+        /// A played stream whose decoder rejected every packet from some point to the end of input.
+        var decodeFailure: MediaError?
+        var decodeThreads: [NamedThread] = []
+        var input: Demuxer?
+        var demuxThread: NamedThread?
+        var audioWanted: Bool
+        /// The audio stream played (the best one unless an audible option was selected).
+        var selectedAudioStream = -1
+        /// The subtitle stream shown, if any.
+        var selectedSubtitleStream: Int?
+        /// Every subtitle decoded so far, by start time (few and small: kept across seeks).
+        var subtitles: [TimedSubtitle] = []
+
+        /// Whether the demuxer should wait: too many bytes queued, or every played stream has
+        /// enough queued.
+        var queuesFull: Bool {
+            if queuedBytes >= ItemPipeline.maxQueuedBytes { return true }
+            guard let info else { return false }
+            let videoFull = !info.hasVideo || videoQueuedDuration >= ItemPipeline.maxQueuedDuration || videoPackets.count >= 120
+            let audioFull = !info.hasAudio || !audioWanted || audioQueuedDuration >= ItemPipeline.maxQueuedDuration || audioPackets.count >= 400
+            return videoFull && audioFull
+        }
+
+        /// Whether every played stream has been decoded to its end for the current serial.
+        var decodeFinished: Bool {
+            guard let info else { return false }
+            let videoDone = !info.hasVideo || videoFinishedSerial == serial
+            let audioDone = !info.hasAudio || !audioWanted || audioFinishedSerial == serial
+            return videoDone && audioDone
+        }
+
+        /// A queued packet's duration in its stream's time base.
+        func duration(of packet: QueuedPacket) -> MediaTime {
+            guard let input else { return .zero }
+            let timeBase = input.stream(at: packet.packet.streamIndex).pointee.time_base
+            return MediaTime(ticks: packet.packet.pointer.pointee.duration, timeBase: timeBase)
+        }
+    }
+
+    /// The shared state; read and written only through it (lock order: the engine's lock, then
+    /// an item's, then this one; nothing is called out of the pipeline with it held).
+    let lock: ConditionLock<Shared, Waiter>
     private let interruption = IOInterruption()
-    private var audioWanted: Bool
-    /// The audio stream played (the best one unless an audible option was selected).
-    private var selectedAudioStream = -1
-    /// The subtitle stream shown, if any.
-    private var selectedSubtitleStream: Int?
-    /// Every subtitle decoded so far, by start time (few and small: kept across seeks).
-    private var subtitles: [TimedSubtitle] = []
 
     /// Video decoding threads (0 = FFmpeg's choice, frame threading).
     let videoThreadCount: Int
@@ -132,40 +163,45 @@ final class ItemPipeline: @unchecked Sendable {
         self.stillImageDuration = stillImageDuration
         self.videoThreadCount = videoThreadCount
         self.audioFormat = audioFormat
-        self.audioWanted = audioEnabled
+        self.lock = ConditionLock(Shared(audioWanted: audioEnabled))
         self.onEvent = onEvent
     }
 
-    /// Starts the demux thread, which opens the input and then the decode threads.
+    /// Starts the demux thread, which opens the input and then the decode threads. A thread that
+    /// cannot start fails the item.
     func start() {
-        lock.withLock {
-            guard demuxThread == nil, !stopping else { return }
-            demuxThread = WorkerThread(name: "vitrine-demux") { [self] in demuxLoop() }
+        let failure: ThreadStartError? = lock.withLock { state in
+            guard state.demuxThread == nil, !state.stopping else { return nil }
+            do throws(ThreadStartError) {
+                state.demuxThread = try NamedThread.start(name: "vitrine-demux") { [self] in demuxLoop() }
+                return nil
+            } catch {
+                return error
+            }
         }
+        if let failure { onEvent(.failed(.playback(source, "cannot play", .other, detail: "(\(failure))"))) }
     }
 
     /// Stops every thread of the item and waits for them. Idempotent.
     func stop() {
-        let threads: [WorkerThread] = lock.withLock {
-            stopping = true
+        let demux: NamedThread? = lock.withLock { state in
+            state.stopping = true
             interruption.cancel()
-            lock.broadcast()
-            let demux = demuxThread
-            demuxThread = nil
-            return demux.map { [$0] } ?? []
+            defer { state.demuxThread = nil }
+            return state.demuxThread
         }
-        threads.forEach { $0.join() }
-        let decoders: [WorkerThread] = lock.withLock {
-            let all = decodeThreads
-            decodeThreads = []
-            videoFrames.removeAll()
-            audioBuffers.removeAll()
-            videoPackets.removeAll()
-            audioPackets.removeAll()
-            return all
+        lock.broadcastAll()
+        demux?.join()
+        let decoders: [NamedThread] = lock.withLock { state in
+            defer { state.decodeThreads = [] }
+            state.videoFrames.removeAll()
+            state.audioBuffers.removeAll()
+            state.videoPackets.removeAll()
+            state.audioPackets.removeAll()
+            return state.decodeThreads
         }
         decoders.forEach { $0.join() }
-        lock.withLock { input = nil }
+        lock.withLock { $0.input = nil }
     }
 
     // MARK: Consumer side (the engine)
@@ -174,137 +210,145 @@ final class ItemPipeline: @unchecked Sendable {
     /// at or before `time` are decoded and discarded; otherwise playback resumes at the keyframe.
     @discardableResult
     func seek(to time: MediaTime, exact: Bool) -> Int {
-        lock.withLock {
-            serial += 1
-            pendingSeek = time
+        let serial = lock.withLock { state in
+            state.serial += 1
+            state.pendingSeek = time
             // Reading starts again: an earlier read or decode error may not happen this time.
-            readFailure = nil
-            decodeFailure = nil
-            discardBefore = exact ? time : nil
-            videoPackets.removeAll()
-            audioPackets.removeAll()
-            queuedBytes = 0
-            videoQueuedDuration = .zero
-            audioQueuedDuration = .zero
-            videoFrames.removeAll()
-            audioBuffers.removeAll()
-            audioBufferedDuration = .zero
-            lock.broadcast()
-            return serial
+            state.readFailure = nil
+            state.decodeFailure = nil
+            state.discardBefore = exact ? time : nil
+            state.videoPackets.removeAll()
+            state.audioPackets.removeAll()
+            state.queuedBytes = 0
+            state.videoQueuedDuration = .zero
+            state.audioQueuedDuration = .zero
+            state.videoFrames.removeAll()
+            state.audioBuffers.removeAll()
+            state.audioBufferedDuration = .zero
+            return state.serial
         }
+        lock.broadcastAll()
+        return serial
     }
+
+    /// The seek generation: what every frame and buffer handed out now carries.
+    var serial: Int { lock.withLock { $0.serial } }
 
     /// Runs `body` on the decoded video queue (only frames of the current serial are in it).
     func withVideoFrames<R>(_ body: (inout Deque<DecodedVideoFrame>) -> R) -> R {
-        lock.withLock {
-            let before = videoFrames.count
-            let result = body(&videoFrames)
-            if videoFrames.count != before { lock.broadcast(Waiter.videoRoom) }
-            return result
+        let (result, changed) = lock.withLock { state in
+            let before = state.videoFrames.count
+            let result = body(&state.videoFrames)
+            return (result, state.videoFrames.count != before)
         }
+        if changed { lock.broadcast(.videoRoom) }
+        return result
     }
+
+    /// Why reading stopped before the end of the input, if it did.
+    var readFailure: MediaError? { lock.withLock { $0.readFailure } }
 
     /// Why the item cannot play to its end, if it cannot: reading stopped on an error (not the end
     /// of the input), or a decoder rejected every packet from some point to the end (at least
     /// ``DecodeFailures/threshold`` in a row). See docs/playback-engine.md.
-    var playbackFailure: MediaError? { lock.withLock { readFailure ?? decodeFailure } }
+    var playbackFailure: MediaError? { lock.withLock { $0.readFailure ?? $0.decodeFailure } }
 
     /// Whether every video frame of the current serial has been decoded and taken.
     var videoFinished: Bool {
-        lock.withLock { info.map { !$0.hasVideo } ?? false || (videoFinishedSerial == serial && videoFrames.isEmpty) }
+        lock.withLock { state in
+            state.info.map { !$0.hasVideo } ?? false || (state.videoFinishedSerial == state.serial && state.videoFrames.isEmpty)
+        }
     }
 
     /// Whether the decoder has delivered every frame of the current serial (some may be queued).
-    var videoDecodeFinished: Bool { lock.withLock { videoFinishedSerial == serial } }
+    var videoDecodeFinished: Bool { lock.withLock { $0.videoFinishedSerial == $0.serial } }
 
     /// Whether every audio buffer of the current serial has been decoded and taken.
     var audioFinished: Bool {
-        lock.withLock { !audioWanted || info.map { !$0.hasAudio } ?? false || (audioFinishedSerial == serial && audioBuffers.isEmpty) }
+        lock.withLock { state in
+            !state.audioWanted || state.info.map { !$0.hasAudio } ?? false
+                || (state.audioFinishedSerial == state.serial && state.audioBuffers.isEmpty)
+        }
     }
 
-    /// Takes the next audio buffer, waiting up to `timeoutNanoseconds` for one.
-    func takeAudio(timeoutNanoseconds: Int64) -> DecodedAudioBuffer? {
-        lock.withLock {
-            if audioBuffers.isEmpty && !stopping && audioFinishedSerial != serial {
-                lock.wait(Waiter.consumer, timeoutNanoseconds: timeoutNanoseconds)
-            }
-            guard let first = audioBuffers.popFirst() else { return nil }
-            audioBufferedDuration = audioBufferedDuration - first.buffer.duration
-            lock.broadcast(Waiter.audioRoom)
+    /// Takes the next audio buffer of the current serial, waiting up to `timeout` for one.
+    func takeAudio(timeout: Duration) -> DecodedAudioBuffer? {
+        let taken: DecodedAudioBuffer? = lock.withLock(waitingFor: .consumer, until: { state in
+            !state.audioBuffers.isEmpty || state.stopping || state.audioFinishedSerial == state.serial
+        }, timeout: timeout) { state in
+            guard let first = state.audioBuffers.popFirst() else { return nil }
+            state.audioBufferedDuration = state.audioBufferedDuration - first.buffer.duration
             return first
         }
+        if taken != nil { lock.broadcast(.audioRoom) }
+        return taken
     }
 
     /// Takes every decoded frame and buffer, waiting (up to the timeout) while there is none:
     /// the consumer of ``DecodeBenchmark``. Returns the video frames and audio samples taken, and
     /// whether decoding has finished.
-    func takeAllDecoded(timeoutNanoseconds: Int64) -> (videoFrames: Int, audioFrames: Int, finished: Bool) {
-        lock.withLock {
-            func finished() -> Bool {
-                guard let info else { return false }
-                let videoDone = !info.hasVideo || videoFinishedSerial == serial
-                let audioDone = !info.hasAudio || !audioWanted || audioFinishedSerial == serial
-                return videoDone && audioDone
-            }
-            if videoFrames.isEmpty && audioBuffers.isEmpty && !finished() && !stopping {
-                lock.wait(Waiter.consumer, timeoutNanoseconds: timeoutNanoseconds)
-            }
-            let video = videoFrames.count
-            let audio = audioBuffers.reduce(0) { $0 + $1.buffer.frameCount }
-            videoFrames.removeAll(keepingCapacity: true)
-            audioBuffers.removeAll(keepingCapacity: true)
-            audioBufferedDuration = .zero
-            if video > 0 || audio > 0 { lock.broadcast() }
-            return (video, audio, finished() && videoFrames.isEmpty && audioBuffers.isEmpty)
+    func takeAllDecoded(timeout: Duration) -> (videoFrames: Int, audioFrames: Int, finished: Bool) {
+        let taken = lock.withLock(waitingFor: .consumer, until: { state in
+            !state.videoFrames.isEmpty || !state.audioBuffers.isEmpty || state.decodeFinished || state.stopping
+        }, timeout: timeout) { state in
+            let video = state.videoFrames.count
+            let audio = state.audioBuffers.reduce(0) { $0 + $1.buffer.frameCount }
+            state.videoFrames.removeAll(keepingCapacity: true)
+            state.audioBuffers.removeAll(keepingCapacity: true)
+            state.audioBufferedDuration = .zero
+            return (video, audio, state.decodeFinished)
         }
+        if taken.0 > 0 || taken.1 > 0 {
+            lock.broadcast(.videoRoom)
+            lock.broadcast(.audioRoom)
+        }
+        return taken
     }
 
     /// Looks at the next audio buffer without taking it.
-    func peekAudio() -> DecodedAudioBuffer? { lock.withLock { audioBuffers.first } }
+    func peekAudio() -> DecodedAudioBuffer? { lock.withLock { $0.audioBuffers.first } }
 
     /// Enables or disables the audio track (a disabled track is neither queued nor decoded).
     func setAudioEnabled(_ enabled: Bool) {
-        lock.withLock {
-            audioWanted = enabled
+        lock.withLock { state in
+            state.audioWanted = enabled
             if !enabled {
-                audioPackets.removeAll()
-                audioBuffers.removeAll()
-                audioBufferedDuration = .zero
-                audioQueuedDuration = .zero
+                state.audioPackets.removeAll()
+                state.audioBuffers.removeAll()
+                state.audioBufferedDuration = .zero
+                state.audioQueuedDuration = .zero
             }
-            lock.broadcast()
         }
+        lock.broadcastAll()
         checkReady()
     }
 
-    var audioEnabled: Bool { lock.withLock { audioWanted && (info?.hasAudio ?? false) } }
+    var audioEnabled: Bool { lock.withLock { $0.audioWanted && ($0.info?.hasAudio ?? false) } }
 
     /// Plays audio stream `index` instead (the caller seeks to flush what was queued).
     func selectAudioStream(_ index: Int) {
-        lock.withLock {
-            selectedAudioStream = index
-            lock.broadcast()
-        }
+        lock.withLock { $0.selectedAudioStream = index }
+        lock.broadcastAll()
     }
 
     /// Shows subtitle stream `index`, or none.
     func selectSubtitleStream(_ index: Int?) {
-        lock.withLock {
-            if selectedSubtitleStream != index { subtitles.removeAll() }
-            selectedSubtitleStream = index
+        lock.withLock { state in
+            if state.selectedSubtitleStream != index { state.subtitles.removeAll() }
+            state.selectedSubtitleStream = index
         }
     }
 
     /// The subtitle shown at `time`, if any.
     func subtitle(at time: MediaTime) -> TimedSubtitle? {
-        lock.withLock { subtitles.last { $0.start <= time && time < $0.end } }
+        lock.withLock { $0.subtitles.last { $0.start <= time && time < $0.end } }
     }
 
     /// Applies a selection made before the input was opened.
     func preselect(audioStream: Int?, subtitleStream: Int?) {
-        lock.withLock {
-            if let audioStream { selectedAudioStream = audioStream }
-            selectedSubtitleStream = subtitleStream
+        lock.withLock { state in
+            if let audioStream { state.selectedAudioStream = audioStream }
+            state.selectedSubtitleStream = subtitleStream
         }
     }
 
@@ -375,30 +419,40 @@ final class ItemPipeline: @unchecked Sendable {
             duration: opened.duration.isNumeric && opened.duration > .zero ? opened.duration : .indefinite, hasVideo: videoDecoder != nil, hasAudio: audioDecoder != nil,
             presentationSize: size, isSeekable: opened.context.pointee.pb.map { $0.pointee.seekable != 0 } ?? true, tracks: tracks,
             audioTrackError: videoDecoder != nil ? audioError : nil)
-        let proceed: Bool = lock.withLock {
-            guard !stopping else { return false }
-            input = opened
-            if selectedAudioStream < 0 || opened.stream(at: min(selectedAudioStream, opened.streamCount - 1)).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
-                selectedAudioStream = Int(audioIndex)
+        let proceed: Result<Bool, ThreadStartError> = lock.withLock { state in
+            guard !state.stopping else { return .success(false) }
+            state.input = opened
+            if state.selectedAudioStream < 0 || opened.stream(at: min(state.selectedAudioStream, opened.streamCount - 1)).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
+                state.selectedAudioStream = Int(audioIndex)
             }
-            info = pipelineInfo
-            if let videoDecoder {
-                let stream = opened.stream(at: Int(videoIndex))
-                let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
-                let converter = VideoFrameConverter(rotation: rotation, sampleAspectRatio: aspect)
-                decodeThreads.append(WorkerThread(name: "vitrine-video") { [self] in
-                    videoDecodeLoop(videoDecoder, converter: converter, startTime: startTime, frameRate: rate)
-                })
+            state.info = pipelineInfo
+            do throws(ThreadStartError) {
+                if let videoDecoder {
+                    let stream = opened.stream(at: Int(videoIndex))
+                    let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
+                    let converter = VideoFrameConverter(rotation: rotation, sampleAspectRatio: aspect)
+                    state.decodeThreads.append(try NamedThread.start(name: "vitrine-video") { [self] in
+                        videoDecodeLoop(videoDecoder, converter: converter, startTime: startTime, frameRate: rate)
+                    })
+                }
+                if let audioDecoder {
+                    let resampler = AudioResampler(format: audioFormat)
+                    state.decodeThreads.append(try NamedThread.start(name: "vitrine-audio") { [self] in
+                        audioDecodeLoop(audioDecoder, resampler: resampler, startTime: startTime)
+                    })
+                }
+            } catch {
+                return .failure(error)
             }
-            if let audioDecoder {
-                let resampler = AudioResampler(format: audioFormat)
-                decodeThreads.append(WorkerThread(name: "vitrine-audio") { [self] in
-                    audioDecodeLoop(audioDecoder, resampler: resampler, startTime: startTime)
-                })
-            }
-            return true
+            return .success(true)
         }
-        guard proceed else { return }
+        switch proceed {
+        case .success(true): break
+        case .success(false): return
+        case .failure(let error):
+            onEvent(.failed(.playback(source, "cannot play", .other, detail: "(\(error))")))
+            return
+        }
         onEvent(.opened(pipelineInfo))
         checkReady()
 
@@ -407,14 +461,13 @@ final class ItemPipeline: @unchecked Sendable {
         var subtitleDecoder: SubtitleDecoder?
         while true {
             var seekTarget: MediaTime?
-            let readSerial: Int? = lock.withLock {
-                while !stopping && pendingSeek == nil && (demuxFinishedSerial == serial || queuesFull()) {
-                    lock.wait(Waiter.demux)
-                }
-                if stopping { return nil }
-                seekTarget = pendingSeek
-                pendingSeek = nil
-                return serial
+            let readSerial: Int? = lock.withLock(waitingFor: .demux, until: { state in
+                state.stopping || state.pendingSeek != nil || !(state.demuxFinishedSerial == state.serial || state.queuesFull)
+            }) { state in
+                if state.stopping { return nil }
+                seekTarget = state.pendingSeek
+                state.pendingSeek = nil
+                return state.serial
             }
             guard let readSerial else { return }
             if let seekTarget {
@@ -426,19 +479,19 @@ final class ItemPipeline: @unchecked Sendable {
             do { result = .success(try opened.read(into: packet)) } catch { result = .failure(error) }
             switch result {
             case .success(false):
-                lock.withLock {
-                    if serial == readSerial { demuxFinishedSerial = readSerial }
-                    lock.broadcast()
+                lock.withLock { state in
+                    if state.serial == readSerial { state.demuxFinishedSerial = readSerial }
                 }
+                lock.broadcastAll()
                 // Everything is read: loaded to the end (the container's duration when it is known).
                 let duration = pipelineInfo.duration
                 onEvent(.loaded(until: duration.isNumeric ? max(duration, loadedUntil) : loadedUntil))
             case .failure(let error):
-                lock.withLock {
-                    if !stopping { readFailure = error }
-                    if serial == readSerial { demuxFinishedSerial = readSerial }
-                    lock.broadcast()
+                lock.withLock { state in
+                    if !state.stopping { state.readFailure = error }
+                    if state.serial == readSerial { state.demuxFinishedSerial = readSerial }
                 }
+                lock.broadcastAll()
             case .success(true):
                 let box = QueuedPacket(packet: packet, serial: readSerial)
                 let packet = packet.pointer.pointee
@@ -449,50 +502,42 @@ final class ItemPipeline: @unchecked Sendable {
                     let end = MediaTime(ticks: packet.pts, timeBase: timeBase) + duration - startTime
                     if end > loadedUntil { loadedUntil = end }
                 }
-                let (wantedSubtitle, audioStream) = lock.withLock { (selectedSubtitleStream, selectedAudioStream) }
+                let (wantedSubtitle, audioStream) = lock.withLock { ($0.selectedSubtitleStream, $0.selectedAudioStream) }
                 if let wantedSubtitle, Int(streamIndex) == wantedSubtitle {
                     if subtitleDecoder?.streamIndex != wantedSubtitle {
                         subtitleDecoder = SubtitleDecoder(stream: opened.stream(at: wantedSubtitle), index: wantedSubtitle, referenceSize: size)
                     }
                     if let decoded = subtitleDecoder?.decode(box.packet, startTime: startTime) {
-                        lock.withLock {
-                            guard selectedSubtitleStream == wantedSubtitle, !subtitles.contains(where: { $0.start == decoded.start }) else { return }
-                            subtitles.append(decoded)
-                            subtitles.sort { $0.start < $1.start }
+                        lock.withLock { state in
+                            guard state.selectedSubtitleStream == wantedSubtitle,
+                                  !state.subtitles.contains(where: { $0.start == decoded.start }) else { return }
+                            state.subtitles.append(decoded)
+                            state.subtitles.sort { $0.start < $1.start }
                         }
                     }
                     continue
                 }
-                lock.withLock {
-                    guard serial == readSerial else { return }
+                let queued: Waiter? = lock.withLock { state in
+                    guard state.serial == readSerial else { return nil }
                     if streamIndex == videoIndex {
-                        videoPackets.append(box)
-                        videoQueuedDuration = videoQueuedDuration + duration
-                    } else if Int(streamIndex) == audioStream && audioWanted {
-                        audioPackets.append(box)
-                        audioQueuedDuration = audioQueuedDuration + duration
+                        state.videoPackets.append(box)
+                        state.videoQueuedDuration = state.videoQueuedDuration + duration
+                    } else if Int(streamIndex) == audioStream && state.audioWanted {
+                        state.audioPackets.append(box)
+                        state.audioQueuedDuration = state.audioQueuedDuration + duration
                     } else {
-                        return
+                        return nil
                     }
-                    queuedBytes += Int(packet.size)
-                    lock.broadcast(streamIndex == videoIndex ? Waiter.videoWork : Waiter.audioWork)
+                    state.queuedBytes += Int(packet.size)
+                    return streamIndex == videoIndex ? .videoWork : .audioWork
                 }
+                if let queued { lock.broadcast(queued) }
                 if loadedUntil - lastReportedLoad >= MediaTime(value: 1, timescale: 2) {
                     lastReportedLoad = loadedUntil
                     onEvent(.loaded(until: loadedUntil))
                 }
             }
         }
-    }
-
-    /// Whether the demuxer should wait: too many bytes queued, or every played stream has
-    /// enough queued. Called with the lock held.
-    private func queuesFull() -> Bool {
-        if queuedBytes >= ItemPipeline.maxQueuedBytes { return true }
-        guard let info else { return false }
-        let videoFull = !info.hasVideo || videoQueuedDuration >= ItemPipeline.maxQueuedDuration || videoPackets.count >= 120
-        let audioFull = !info.hasAudio || !audioWanted || audioQueuedDuration >= ItemPipeline.maxQueuedDuration || audioPackets.count >= 400
-        return videoFull && audioFull
     }
 
     // MARK: Decode threads
@@ -511,36 +556,33 @@ final class ItemPipeline: @unchecked Sendable {
         case stop
     }
 
-    /// Waits for the next packet of `queue`, or the end of input. Called on a decode thread.
+    /// Waits for the next packet of the video or audio queue, or the end of input. Called on a
+    /// decode thread; packets of an older serial (queued before a seek) are dropped on the way.
     private func nextWork(video: Bool) -> Work {
-        lock.withLock {
-            while true {
-                if stopping { return .stop }
-                if video, let packet = videoPackets.popFirst() {
-                    queuedBytes -= Int(packet.packet.pointer.pointee.size)
-                    if packet.packet.pointer.pointee.duration > 0 { videoQueuedDuration = max(.zero, videoQueuedDuration - packetDuration(packet)) }
-                    lock.broadcast(Waiter.demux)
-                    if packet.serial == serial { return .packet(packet) }
-                    continue
+        while true {
+            let (work, tookPacket): (Work?, Bool) = lock.withLock(waitingFor: video ? .videoWork : .audioWork, until: { state in
+                let finished = video ? state.videoFinishedSerial : state.audioFinishedSerial
+                return state.stopping || !(video ? state.videoPackets : state.audioPackets).isEmpty
+                    || (state.demuxFinishedSerial == state.serial && finished != state.serial)
+            }) { state in
+                if state.stopping { return (.stop, false) }
+                if let packet = video ? state.videoPackets.popFirst() : state.audioPackets.popFirst() {
+                    state.queuedBytes -= Int(packet.packet.pointer.pointee.size)
+                    if packet.packet.pointer.pointee.duration > 0 {
+                        let duration = state.duration(of: packet)
+                        if video {
+                            state.videoQueuedDuration = max(.zero, state.videoQueuedDuration - duration)
+                        } else {
+                            state.audioQueuedDuration = max(.zero, state.audioQueuedDuration - duration)
+                        }
+                    }
+                    return (packet.serial == state.serial ? .packet(packet) : nil, true)
                 }
-                if !video, let packet = audioPackets.popFirst() {
-                    queuedBytes -= Int(packet.packet.pointer.pointee.size)
-                    if packet.packet.pointer.pointee.duration > 0 { audioQueuedDuration = max(.zero, audioQueuedDuration - packetDuration(packet)) }
-                    lock.broadcast(Waiter.demux)
-                    if packet.serial == serial { return .packet(packet) }
-                    continue
-                }
-                let finished = video ? videoFinishedSerial : audioFinishedSerial
-                if demuxFinishedSerial == serial && finished != serial { return .drain(serial: serial) }
-                lock.wait(video ? Waiter.videoWork : Waiter.audioWork)
+                return (.drain(serial: state.serial), false)
             }
+            if tookPacket { lock.broadcast(.demux) }
+            if let work { return work }
         }
-    }
-
-    private func packetDuration(_ packet: QueuedPacket) -> MediaTime {
-        guard let input else { return .zero }
-        let timeBase = input.stream(at: packet.packet.streamIndex).pointee.time_base
-        return MediaTime(ticks: packet.packet.pointer.pointee.duration, timeBase: timeBase)
     }
 
     private func videoDecodeLoop(_ decoder: Decoder, converter: VideoFrameConverter, startTime: MediaTime, frameRate: AVRational) {
@@ -576,13 +618,12 @@ final class ItemPipeline: @unchecked Sendable {
     /// The stream has been decoded to its end for `drainSerial`: records it (and a decode failure
     /// that lasted to the end) unless a seek started a newer serial meanwhile.
     private func finishDrain(serial drainSerial: Int, failure: MediaError?, video: Bool) {
-        lock.withLock {
-            if serial == drainSerial {
-                if video { videoFinishedSerial = drainSerial } else { audioFinishedSerial = drainSerial }
-                if let failure, decodeFailure == nil { decodeFailure = failure }
-            }
-            lock.broadcast()
+        lock.withLock { state in
+            guard state.serial == drainSerial else { return }
+            if video { state.videoFinishedSerial = drainSerial } else { state.audioFinishedSerial = drainSerial }
+            if let failure, state.decodeFailure == nil { state.decodeFailure = failure }
         }
+        lock.broadcastAll()
         checkReady()
     }
 
@@ -596,19 +637,20 @@ final class ItemPipeline: @unchecked Sendable {
 
     /// Queues a frame, waiting for room. Returns `false` when the pipeline stops.
     private func push(video frame: DecodedVideoFrame) -> Bool {
-        let queued: Bool? = lock.withLock {
-            while !stopping && serial == frame.serial && videoFrames.count >= ItemPipeline.videoFrameCapacity {
-                lock.wait(Waiter.videoRoom)
-            }
-            if stopping { return nil }
-            guard serial == frame.serial else { return false }
-            if let discardBefore, frame.end <= discardBefore { return false }
-            videoFrames.append(frame)
-            lock.broadcast(Waiter.consumer)
+        let queued: Bool? = lock.withLock(waitingFor: .videoRoom, until: { state in
+            state.stopping || state.serial != frame.serial || state.videoFrames.count < ItemPipeline.videoFrameCapacity
+        }) { state in
+            if state.stopping { return nil }
+            guard state.serial == frame.serial else { return false }
+            if let discardBefore = state.discardBefore, frame.end <= discardBefore { return false }
+            state.videoFrames.append(frame)
             return true
         }
         guard let queued else { return false }
-        if queued { checkReady() }
+        if queued {
+            lock.broadcast(.consumer)
+            checkReady()
+        }
         return true
     }
 
@@ -626,7 +668,7 @@ final class ItemPipeline: @unchecked Sendable {
                 if decoderStream < 0 { decoderStream = packet.packet.streamIndex }
                 if packet.packet.streamIndex != decoderStream {
                     // Another audio stream was selected: a fresh decoder for it, already at this serial.
-                    let stream = lock.withLock { input?.stream(at: packet.packet.streamIndex) }
+                    let stream = lock.withLock { $0.input?.stream(at: packet.packet.streamIndex) }
                     guard let stream, let replacement = try? Decoder(stream: stream, source: source, threadCount: 1) else { continue }
                     decoder = replacement
                     decoderStream = packet.packet.streamIndex
@@ -648,32 +690,36 @@ final class ItemPipeline: @unchecked Sendable {
     }
 
     private func push(audio buffer: DecodedAudioBuffer) -> Bool {
-        let queued: Bool? = lock.withLock {
-            while !stopping && serial == buffer.serial && audioWanted
-                && audioBufferedDuration >= ItemPipeline.audioBufferedDuration {
-                lock.wait(Waiter.audioRoom)
+        let queued: Bool? = lock.withLock(waitingFor: .audioRoom, until: { state in
+            state.stopping || state.serial != buffer.serial || !state.audioWanted
+                || state.audioBufferedDuration < ItemPipeline.audioBufferedDuration
+        }) { state in
+            if state.stopping { return nil }
+            guard state.serial == buffer.serial, state.audioWanted else { return false }
+            if let discardBefore = state.discardBefore, buffer.buffer.presentationTime + buffer.buffer.duration <= discardBefore {
+                return false
             }
-            if stopping { return nil }
-            guard serial == buffer.serial, audioWanted else { return false }
-            if let discardBefore, buffer.buffer.presentationTime + buffer.buffer.duration <= discardBefore { return false }
-            audioBuffers.append(buffer)
-            audioBufferedDuration = audioBufferedDuration + buffer.buffer.duration
-            lock.broadcast(Waiter.consumer)
+            state.audioBuffers.append(buffer)
+            state.audioBufferedDuration = state.audioBufferedDuration + buffer.buffer.duration
             return true
         }
         guard let queued else { return false }
-        if queued { checkReady() }
+        if queued {
+            lock.broadcast(.consumer)
+            checkReady()
+        }
         return true
     }
 
     /// Reports `.ready` once: first video frame decoded (or no video) and audio primed.
     private func checkReady() {
-        let nowReady: Bool = lock.withLock {
-            guard !readyReported, let info else { return false }
-            let videoReady = !info.hasVideo || !videoFrames.isEmpty || videoFinishedSerial == serial
-            let audioReady = !info.hasAudio || !audioWanted || !audioBuffers.isEmpty || audioFinishedSerial == serial
+        let nowReady: Bool = lock.withLock { state in
+            guard !state.readyReported, let info = state.info else { return false }
+            let videoReady = !info.hasVideo || !state.videoFrames.isEmpty || state.videoFinishedSerial == state.serial
+            let audioReady = !info.hasAudio || !state.audioWanted || !state.audioBuffers.isEmpty
+                || state.audioFinishedSerial == state.serial
             guard videoReady && audioReady else { return false }
-            readyReported = true
+            state.readyReported = true
             return true
         }
         if nowReady { onEvent(.ready) }

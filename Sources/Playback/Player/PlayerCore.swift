@@ -4,6 +4,7 @@ import DequeModule
 import Logging
 package import MediaTime
 import Synchronization
+import Threading
 
 /// A sink that can tell how much audio it holds: lets the engine (and recording sinks in tests)
 /// know whether the audio clock can run.
@@ -107,8 +108,8 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
     private let teardown = DispatchGroup()
     private let teardownQueue = DispatchQueue(label: "vitrine.player.teardown")
     private let defaultObserverQueue = DispatchQueue(label: "vitrine.player.observers")
-    private var feeder: WorkerThread?
-    private let feederWake = ConditionLock()
+    private var feeder: NamedThread?
+    private let feederWake = ConditionLock<Void, StateChanged>(())
 
     init(videoSink: (any VideoSink)?, audioSink: (any AudioSink)?, clock: any HostClock) {
         self.videoSink = videoSink
@@ -124,7 +125,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         videoSink?.setFailureHandler(outputFailed)
         audioSink?.setFailureHandler(outputFailed)
         if audioSink != nil {
-            feeder = WorkerThread(name: "vitrine-feeder") { [self] in feedAudio() }
+            feeder = try? NamedThread.start(name: "vitrine-feeder") { [self] in feedAudio() }
         }
     }
 
@@ -143,7 +144,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         videoSink?.setFailureHandler(nil)
         audioSink?.setFailureHandler(nil)
         audioSink?.flush()
-        feederWake.withLock { feederWake.broadcast() }
+        feederWake.broadcast()
         feeder?.join()
         feeder = nil
         for item in items { item.release() }
@@ -363,7 +364,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         }
         guard changed else { return }
         audioSink?.setPaused(true)
-        feederWake.withLock { feederWake.broadcast() }
+        feederWake.broadcast()
         effects.forEach { $0() }
     }
 
@@ -394,7 +395,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
             effects.append { events.emit(.rateChanged(rate)) }
         }
         audioSink?.setPaused(rate == 0)
-        feederWake.withLock { feederWake.broadcast() }
+        feederWake.broadcast()
         effects.forEach { $0() }
     }
 
@@ -485,7 +486,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
             return true
         }
         if handled { audioSink?.flush() }
-        feederWake.withLock { feederWake.broadcast() }
+        feederWake.broadcast()
         effects.forEach { $0() }
         return handled
     }
@@ -848,7 +849,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
         var feeding: PlayerItem?
         var offset = MediaTime.zero
         var end = MediaTime.zero
-        func idle() { feederWake.withLock { feederWake.wait(timeoutNanoseconds: 20_000_000) } }
+        func idle() { feederWake.withLock(waitingUntil: { _ in false }, timeout: .milliseconds(20)) { _ in } }
         while true {
             let snapshot: (items: [PlayerItem], generation: Int, rate: Double)? = state.withLock { state in
                 guard !state.invalidated else { return nil }
@@ -878,7 +879,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, @unchecked Sendable 
                 idle()
                 continue
             }
-            guard let next = pipeline.takeAudio(timeoutNanoseconds: 20_000_000) else {
+            guard let next = pipeline.takeAudio(timeout: .milliseconds(20)) else {
                 guard pipeline.audioFinished else { continue }
                 // All of this item's audio is out: move on to the next item once it is ready.
                 if snapshot.rate == 1, let index = snapshot.items.firstIndex(where: { $0 === item }),

@@ -146,7 +146,7 @@ func capture(
     let input = output.makeInput(label: "test")
     configure(output, input)
     for buffer in buffers { _ = input.enqueue(buffer) }
-    output.start()
+    try output.start()
     if let during {
         // Stop soon after the action instead of playing everything: the action's timing
         // depends on the scheduler, what it does to the samples after it does not.
