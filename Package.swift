@@ -43,25 +43,31 @@ let package = Package(
         // Named threads, ConditionLock<State, Condition>, thread ownership checks: the one threading toolkit.
         .systemLibrary(name: "CThreads"),
         .target(name: "Threading", dependencies: ["CThreads"], swiftSettings: strict),
+        // The sink interface: frames, buffers, the sink/source protocols, MediaError, null sinks.
+        // Display and Audio depend on it instead of the engine.
+        .target(
+            name: "MediaSinks",
+            dependencies: ["MediaTime", "Threading", .product(name: "DequeModule", package: "swift-collections")],
+            swiftSettings: strict),
         .target(
             name: "MediaAsset",
-            dependencies: ["CFFmpeg", "MediaTime", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CFFmpeg", "MediaTime", "MediaSinks", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "Playback",
             dependencies: [
-                "CFFmpeg", "MediaAsset", "MediaTime", "Threading",
+                "CFFmpeg", "MediaAsset", "MediaSinks", "MediaTime", "Threading",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
             swiftSettings: strict),
         .target(
             name: "Display",
-            dependencies: ["CDRM", "CEGL", "CFreeType", "Playback", "MediaAsset", "MediaTime", "Threading", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CDRM", "CEGL", "CFreeType", "MediaSinks", "MediaAsset", "MediaTime", "Threading", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "Audio",
-            dependencies: ["CALSA", "Playback", "MediaAsset", "MediaTime", "Threading", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CALSA", "MediaSinks", "MediaAsset", "MediaTime", "Threading", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "Schedule",
@@ -70,14 +76,14 @@ let package = Package(
         .target(
             name: "ShowRunner",
             dependencies: [
-                "Schedule", "Playback", "Display", "Audio", "MediaAsset", "MediaTime", "Threading",
+                "Schedule", "Playback", "Display", "Audio", "MediaAsset", "MediaSinks", "MediaTime", "Threading",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "VitrineCLI",
             dependencies: [
-                "MediaTime", "MediaAsset", "Playback", "Display", "Audio", "Schedule", "ShowRunner",
+                "MediaTime", "MediaAsset", "MediaSinks", "Playback", "Display", "Audio", "Schedule", "ShowRunner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -85,14 +91,16 @@ let package = Package(
 
         // Test support: child processes started with posix_spawn, shared by the test targets.
         .target(name: "ChildProcesses", path: "Tests/ChildProcesses", swiftSettings: strict),
+        // Test support: sinks that record what the engine hands them, paced by a ManualClock.
+        .target(name: "SinkDoubles", dependencies: ["MediaSinks", "MediaTime"], path: "Tests/SinkDoubles", swiftSettings: strict),
         .testTarget(
             name: "MediaTimeTests",
             dependencies: ["MediaTime", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreads"]),
-        .testTarget(name: "MediaAssetTests", dependencies: ["MediaAsset", "MediaTime"]),
-        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaAsset", "MediaTime"]),
-        .testTarget(name: "DisplayTests", dependencies: ["Display", "Playback", "MediaAsset", "MediaTime"]),
-        .testTarget(name: "AudioTests", dependencies: ["Audio", "Playback", "MediaAsset", "MediaTime", "ChildProcesses"]),
+        .testTarget(name: "MediaAssetTests", dependencies: ["MediaAsset", "MediaSinks", "MediaTime"]),
+        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
+        .testTarget(name: "DisplayTests", dependencies: ["Display", "Playback", "MediaAsset", "MediaSinks", "MediaTime"]),
+        .testTarget(name: "AudioTests", dependencies: ["Audio", "Playback", "MediaAsset", "MediaSinks", "MediaTime", "ChildProcesses"]),
         .testTarget(
             name: "ScheduleTests",
             dependencies: [
@@ -103,7 +111,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "ShowRunnerTests",
-            dependencies: ["ShowRunner", "Schedule", "Playback", "Display", "MediaAsset", "MediaTime"]),
+            dependencies: ["ShowRunner", "Schedule", "Playback", "Display", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
         .testTarget(name: "VitrineCLITests", dependencies: ["MediaTime", "ChildProcesses"]),
     ],
     swiftLanguageModes: [.v6]

@@ -1,9 +1,9 @@
 internal import CALSA
 public import MediaTime
-public import Playback
 import Logging
 import Synchronization
 import Threading
+public import MediaSinks
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,6 +1,7 @@
 public import MediaAsset
 public import MediaTime
 import Synchronization
+public import MediaSinks
 
 /// Why an ``AudioPlayer`` could not be made.
 public enum AudioPlayerError: Error, Sendable, Hashable, CustomStringConvertible {

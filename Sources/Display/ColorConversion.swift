@@ -1,4 +1,4 @@
-import Playback
+import MediaSinks
 
 /// The YCbCr→RGB conversion for a frame's matrix, range and sample container, as GL uniforms.
 ///

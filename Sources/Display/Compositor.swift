@@ -2,7 +2,7 @@ internal import CEGL
 import Logging
 import MediaAsset
 import MediaTime
-import Playback
+import MediaSinks
 
 /// Draws one screen: the video layer (gravity, the track's rotation, colour conversion), the subtitle,
 /// and the overlays by z-order with their opacity and fades, all turned by the output rotation.

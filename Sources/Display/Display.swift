@@ -1,6 +1,6 @@
 public import MediaAsset
 public import MediaTime
-public import Playback
+public import MediaSinks
 
 /// A screen Vitrine draws on: a ``VideoSink`` with layers, a screenshot and a lifecycle.
 ///

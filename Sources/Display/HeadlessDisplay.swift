@@ -2,7 +2,7 @@ internal import CEGL
 public import Logging
 import MediaAsset
 public import MediaTime
-public import Playback
+public import MediaSinks
 
 /// A display without a screen: Mesa's EGL surfaceless platform rendering into a framebuffer object at a
 /// configured mode, paced by a timer at its refresh rate (or stepped by hand in tests).

@@ -3,8 +3,8 @@ internal import CEGL
 public import Logging
 import MediaAsset
 public import MediaTime
-public import Playback
 import Synchronization
+public import MediaSinks
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -3,9 +3,9 @@ import Dispatch
 import Logging
 import MediaAsset
 import MediaTime
-import Playback
 import Synchronization
 import Threading
+import MediaSinks
 #if canImport(Glibc)
 import Glibc
 #endif

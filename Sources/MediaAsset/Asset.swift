@@ -2,6 +2,7 @@ public import FoundationEssentials
 public import MediaTime
 internal import Dispatch
 internal import Synchronization
+public import MediaSinks
 
 /// A property of an ``Asset`` that loads asynchronously, typed by its value.
 ///

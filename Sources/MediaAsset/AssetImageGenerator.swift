@@ -2,6 +2,7 @@ internal import CFFmpeg
 public import MediaTime
 internal import Dispatch
 internal import Synchronization
+public import MediaSinks
 
 /// The outcome of one requested time in a batch.
 public struct ImageGenerationResult: Sendable {

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+public import MediaSinks
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+public import MediaSinks
 
 extension DecodedAudio {
     /// The same audio played `rate` times as fast with its pitch kept (libavfilter's `atempo`),

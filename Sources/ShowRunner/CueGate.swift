@@ -2,6 +2,7 @@ import Display
 import MediaTime
 import Playback
 import Synchronization
+import MediaSinks
 
 /// A scrolling text: one line running right to left through its rectangle, over a fixed background bar.
 struct TickerSpec: Sendable {

@@ -4,6 +4,7 @@ public import Logging
 public import MediaTime
 public import Playback
 public import Schedule
+public import MediaSinks
 
 /// Plays a schedule: resolves the programme at the show clock's instant, feeds a ``QueuePlayer`` with
 /// what plays now and next (trims, repeats, still images, volume, mute, gravity), puts each item's

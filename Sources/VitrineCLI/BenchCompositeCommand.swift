@@ -4,6 +4,7 @@ import MediaAsset
 import MediaTime
 import Playback
 import Synchronization
+import MediaSinks
 
 /// `vitrine bench composite`: how many 1080p frames a second the headless compositor sustains with a
 /// YUV420P video layer, one image overlay and one text overlay (each frame uploaded, drawn, finished).

@@ -6,6 +6,7 @@ import MediaTime
 import Playback
 import Schedule
 import ShowRunner
+import MediaSinks
 #if canImport(Glibc)
 import Glibc
 #endif

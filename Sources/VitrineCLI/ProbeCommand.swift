@@ -2,6 +2,7 @@ import ArgumentParser
 import FoundationEssentials
 import MediaAsset
 import MediaTime
+import MediaSinks
 
 /// `vitrine probe FILE|URL [--json]`: format, duration, tracks and metadata of a file or URL.
 struct ProbeCommand: AsyncParsableCommand {

@@ -5,6 +5,7 @@ import MediaAsset
 import MediaTime
 import Playback
 import Synchronization
+import MediaSinks
 #if canImport(Glibc)
 import Glibc
 #endif

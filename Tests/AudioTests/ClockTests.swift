@@ -3,6 +3,7 @@ import MediaTime
 import Playback
 import Synchronization
 import Testing
+import MediaSinks
 @testable import Audio
 
 @Suite(

@@ -2,6 +2,7 @@ import Foundation
 import MediaTime
 import Playback
 import Testing
+import MediaSinks
 @testable import Audio
 
 @Suite("What reaches the device through alsa-lib's file plugin")

@@ -3,6 +3,7 @@ import Foundation
 import MediaTime
 import Playback
 import Testing
+import MediaSinks
 
 /// The video layer's YCbCr→RGB conversion against FFmpeg's own conversion of the same frame.
 @Suite("Colour conversion")

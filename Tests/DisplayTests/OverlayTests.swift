@@ -4,6 +4,7 @@ import MediaAsset
 import MediaTime
 import Playback
 import Testing
+import MediaSinks
 
 /// Overlays: rectangle, stacking, opacity, fades, bad images.
 @Suite("Overlays")

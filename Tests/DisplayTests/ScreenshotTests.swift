@@ -4,6 +4,7 @@ import MediaTime
 import Playback
 import Synchronization
 import Testing
+import MediaSinks
 
 /// Screenshots are exactly the last presented frame; unchanged screens are not redrawn.
 @Suite("Presenting and screenshots")

@@ -114,3 +114,4 @@ func psnr(_ a: [UInt8], _ b: [UInt8]) -> Double {
 func log10(_ x: Double) -> Double { Foundation.log10(x) }
 
 import Foundation
+import MediaSinks

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import MediaAsset
 import MediaTime
+import MediaSinks
 
 @Suite("Asset loading", .enabled(if: Fixtures.available, "run scripts/fixtures.sh"))
 struct AssetLoadingTests {

@@ -2,6 +2,7 @@ import Foundation
 import Testing
 @testable import MediaAsset
 import MediaTime
+import MediaSinks
 
 @Suite("FFmpeg wrappers", .enabled(if: Fixtures.available, "run scripts/fixtures.sh"))
 struct FFmpegWrapperTests {

@@ -1,6 +1,7 @@
 import Testing
 import MediaAsset
 import MediaTime
+import MediaSinks
 
 @Suite("Image generator", .enabled(if: Fixtures.available, "run scripts/fixtures.sh"))
 struct ImageGeneratorTests {

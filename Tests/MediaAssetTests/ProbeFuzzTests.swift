@@ -2,6 +2,7 @@ import Foundation
 import Testing
 import MediaAsset
 import MediaTime
+import MediaSinks
 
 /// A seeded mutation loop over the fixtures: the probe path (open, stream info, description)
 /// and the first-image path must end in a value or a `MediaError`, never a crash or a hang.

@@ -1,7 +1,9 @@
 import Foundation
 import MediaAsset
 import MediaTime
+import MediaSinks
 import Playback
+import SinkDoubles
 import Testing
 
 @Suite("Automatically loaded asset keys")

@@ -1,6 +1,8 @@
 import Foundation
 import MediaAsset
 import Playback
+import SinkDoubles
+import MediaSinks
 
 /// Runs tasks on a serial dispatch queue of their own: a recorder keeps receiving events while
 /// tests block the cooperative pool's few threads (refresh loops, real-time waits).

@@ -1,7 +1,9 @@
 import Foundation
 import MediaAsset
 import MediaTime
+import MediaSinks
 import Playback
+import SinkDoubles
 import Testing
 
 /// "Failed to play to end" versus "ended early at a clean end of file": reading that stops on an

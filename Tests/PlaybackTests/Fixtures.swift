@@ -1,6 +1,8 @@
 import Foundation
 import MediaTime
+import MediaSinks
 import Playback
+import SinkDoubles
 
 /// Test media from scripts/fixtures.sh and ffprobe's view of it: the reference the engine is
 /// checked against.

@@ -1,6 +1,8 @@
 import MediaAsset
 import MediaTime
+import MediaSinks
 import Playback
+import SinkDoubles
 import Testing
 
 @Suite("Media selection")

@@ -1,6 +1,8 @@
 import Foundation
 import MediaTime
+import MediaSinks
 import Playback
+import SinkDoubles
 import Testing
 
 @Suite("Network sources")

@@ -2,7 +2,9 @@ import Foundation
 import MediaAsset
 import MediaTime
 import Playback
+import SinkDoubles
 import Testing
+import MediaSinks
 
 @Suite("Player status")
 struct PlayerStatusTests {

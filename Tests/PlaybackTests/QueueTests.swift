@@ -1,6 +1,8 @@
 import Dispatch
 import MediaTime
+import MediaSinks
 import Playback
+import SinkDoubles
 import Testing
 
 @Suite("Queue playback")

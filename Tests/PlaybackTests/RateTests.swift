@@ -2,7 +2,9 @@
 import Glibc
 #endif
 import MediaTime
+import MediaSinks
 import Playback
+import SinkDoubles
 import Testing
 
 @Suite("Rates and events")

@@ -1,5 +1,7 @@
 import MediaTime
+import MediaSinks
 import Playback
+import SinkDoubles
 import Testing
 
 @Suite("Seeking")

@@ -1,7 +1,9 @@
 import Foundation
 import MediaAsset
 import MediaTime
+import MediaSinks
 import Playback
+import SinkDoubles
 import Testing
 
 /// An item whose audio track no decoder can play (fixture: undecodable_audio.mkv, an AAC track

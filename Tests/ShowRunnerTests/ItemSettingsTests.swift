@@ -5,7 +5,9 @@ import Playback
 import Schedule
 @testable import ShowRunner
 import Synchronization
+import SinkDoubles
 import Testing
+import MediaSinks
 
 /// The test double behind the AudioSink protocol: records the volumes the show sets, plays into a recording sink.
 final class VolumeRecordingSink: AudioSink, AudioSinkBufferLevel, @unchecked Sendable {

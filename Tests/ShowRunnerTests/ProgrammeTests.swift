@@ -1,7 +1,9 @@
 import Display
 import Foundation
 import MediaTime
+import MediaSinks
 import Playback
+import SinkDoubles
 import Schedule
 @testable import ShowRunner
 import Testing

@@ -3,9 +3,11 @@ import Foundation
 import MediaAsset
 import MediaTime
 import Playback
+import SinkDoubles
 import Schedule
 @testable import ShowRunner
 import Synchronization
+import MediaSinks
 
 /// Fixtures, schedule files and a show on the real headless display stepped by a manual clock, so that
 /// every refresh and every presented frame is deterministic.

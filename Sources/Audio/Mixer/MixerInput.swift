@@ -1,5 +1,5 @@
 import MediaTime
-public import Playback
+public import MediaSinks
 
 /// One stream into an ``ALSAOutput``'s mixer: the ``AudioSink`` the engine plays a soundtrack into.
 ///

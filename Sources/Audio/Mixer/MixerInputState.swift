@@ -1,5 +1,5 @@
 import MediaTime
-import Playback
+import MediaSinks
 
 /// A run of consecutive samples of one input that went to consecutive device frames:
 /// how the input's media timeline maps onto the output's frame counter.

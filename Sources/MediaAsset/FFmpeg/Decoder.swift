@@ -1,4 +1,5 @@
 package import CFFmpeg
+public import MediaSinks
 
 /// A decoder for one stream (`AVCodecContext`): send packets, receive frames, flush, drain.
 ///
@@ -48,7 +49,8 @@ package final class Decoder: @unchecked Sendable {
         codecName = name
         guard let codec = avcodec_find_decoder(codecID) else {
             throw MediaError(source: source, operation: "cannot decode stream \(stream.pointee.index)",
-                             reason: .unsupportedCodec, detail: "\"\(name)\"", ffmpegCode: vitrine_averror_decoder_not_found())
+                             reason: .unsupportedCodec, detail: "\"\(name)\"", ffmpegCode: vitrine_averror_decoder_not_found(),
+                             ffmpegMessage: FFmpegMessage.describe(vitrine_averror_decoder_not_found()))
         }
         guard let allocated = avcodec_alloc_context3(codec) else {
             throw MediaError(source: source, operation: "cannot open decoder", reason: .outOfMemory)

@@ -2,6 +2,7 @@ package import CFFmpeg
 package import MediaTime
 internal import Glibc
 internal import Synchronization
+public import MediaSinks
 
 /// An open media container (`AVFormatContext`): streams, packets, seeking.
 ///

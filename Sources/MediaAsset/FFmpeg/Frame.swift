@@ -1,4 +1,5 @@
 package import CFFmpeg
+import MediaSinks
 
 /// One decoded frame (`AVFrame`), video or audio, reference-counted by FFmpeg and freed in `deinit`.
 ///

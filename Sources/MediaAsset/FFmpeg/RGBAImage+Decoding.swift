@@ -1,4 +1,5 @@
 internal import CFFmpeg
+public import MediaSinks
 
 extension RGBAImage {
     /// Decodes a still image file (PNG, JPEG, anything libavformat's image demuxers read) to RGBA.

@@ -1,4 +1,5 @@
 internal import CFFmpeg
+public import MediaSinks
 
 /// Converts decoded video frames to ``RGBAImage``s at any size (`SwsContext`).
 ///

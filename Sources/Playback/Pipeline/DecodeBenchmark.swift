@@ -1,6 +1,7 @@
 public import MediaAsset
 import MediaTime
 import Synchronization
+public import MediaSinks
 
 /// Decodes a whole file through the engine's pipeline as fast as it goes, for `vitrine bench`:
 /// the same demux thread, queues, decoders and audio resampling as playback, with no clock.

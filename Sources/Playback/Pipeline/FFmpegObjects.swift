@@ -1,6 +1,7 @@
 internal import CFFmpeg
 import MediaAsset
 import MediaTime
+import MediaSinks
 
 /// A compressed packet with the seek serial it was read under.
 struct QueuedPacket: Sendable {

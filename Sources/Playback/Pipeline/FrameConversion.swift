@@ -1,6 +1,7 @@
 internal import CFFmpeg
 import MediaAsset
 import MediaTime
+import MediaSinks
 
 /// Turns decoded `AVFrame`s into ``VideoFrame``s without copying pixels when the format is one a
 /// sink understands, and through swscale to YUV 4:2:0 otherwise.

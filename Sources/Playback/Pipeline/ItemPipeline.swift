@@ -4,6 +4,7 @@ import MediaAsset
 import MediaTime
 import Synchronization
 import Threading
+import MediaSinks
 
 /// A decoded video frame with the seek serial it was decoded under.
 struct DecodedVideoFrame: Sendable {

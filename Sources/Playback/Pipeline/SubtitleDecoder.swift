@@ -1,6 +1,7 @@
 internal import CFFmpeg
 import MediaAsset
 import MediaTime
+import MediaSinks
 
 /// A subtitle with the item-time interval it is shown in.
 struct TimedSubtitle: Sendable {

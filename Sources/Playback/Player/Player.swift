@@ -1,6 +1,7 @@
 public import MediaAsset
 public import Dispatch
 public import MediaTime
+public import MediaSinks
 
 /// Plays items to a video sink and an audio sink: the engine's `AVPlayer`.
 ///

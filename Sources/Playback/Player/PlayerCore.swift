@@ -5,20 +5,7 @@ import Logging
 package import MediaTime
 import Synchronization
 import Threading
-
-/// A sink that can tell how much audio it holds: lets the engine (and recording sinks in tests)
-/// know whether the audio clock can run.
-package protocol AudioSinkBufferLevel: AnyObject {
-    /// Audio queued and not yet heard.
-    var queuedDuration: MediaTime { get }
-}
-
-/// A frame source that can say whether pulling now would find data missing that is on its way
-/// (decoding still catching up). Sinks driven by a ``ManualClock`` wait on it so tests run
-/// faster than real time yet never see an artificial stall.
-package protocol PacedFrameSource: AnyObject, Sendable {
-    func isWaitingForData() -> Bool
-}
+import MediaSinks
 
 /// What happens when the current item reaches its end.
 public enum ActionAtItemEnd: String, Sendable, Hashable {

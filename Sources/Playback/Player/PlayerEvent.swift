@@ -1,5 +1,6 @@
 public import MediaAsset
 public import MediaTime
+public import MediaSinks
 
 /// What happens to a player and its items, observable as an `AsyncSequence` (``Player/events``).
 public enum PlayerEvent: Sendable {

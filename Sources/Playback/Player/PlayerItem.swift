@@ -2,6 +2,7 @@ public import MediaAsset
 public import FoundationEssentials
 public import MediaTime
 import Synchronization
+public import MediaSinks
 
 /// One track of an item, which can be switched off (disable the audio track to play muted).
 public struct PlayerItemTrack: Sendable, Hashable, Identifiable {

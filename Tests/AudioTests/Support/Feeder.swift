@@ -1,6 +1,7 @@
 import Foundation
 import MediaTime
 import Playback
+import MediaSinks
 @testable import Audio
 
 /// Feeds a sink from its own thread, like the engine's audio thread: a tone of

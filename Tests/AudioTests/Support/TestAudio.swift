@@ -2,6 +2,7 @@ import ChildProcesses
 import Foundation
 import MediaTime
 import Playback
+import MediaSinks
 @testable import Audio
 
 /// A temporary directory removed when the value is released.

@@ -1,7 +1,9 @@
-package import CFFmpeg
-
-/// Why media could not be opened, read or decoded: the file or URL, what was being done,
+/// Why media could not be opened, read, decoded or played: the file or URL, what was being done,
 /// the cause, and FFmpeg's own message for the error code when FFmpeg reported one.
+///
+/// It lives beside the sink protocols because outputs report their own failures with it (a
+/// display gone for good, an audio device that cannot be reopened); MediaAsset fills the FFmpeg
+/// fields when FFmpeg reported the failure.
 ///
 /// The ``description`` is one line meant for people, for example
 /// `Fixtures/bad/text.mp4: cannot open: the data is not a media format FFmpeg recognises (FFmpeg: Invalid data found when processing input)`.
@@ -46,18 +48,21 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
     public let ffmpegCode: Int32?
     /// The last error line FFmpeg logged before the failure, e.g. "moov atom not found".
     public let ffmpegLog: String?
+    /// FFmpeg's text for ``ffmpegCode`` (`av_strerror`), if there is a code.
+    public let ffmpegMessage: String?
 
-    public init(source: String, operation: String, reason: Reason, detail: String? = nil, ffmpegCode: Int32? = nil, ffmpegLog: String? = nil) {
+    public init(
+        source: String, operation: String, reason: Reason, detail: String? = nil, ffmpegCode: Int32? = nil,
+        ffmpegLog: String? = nil, ffmpegMessage: String? = nil
+    ) {
         self.source = source
         self.operation = operation
         self.reason = reason
         self.detail = detail
         self.ffmpegCode = ffmpegCode
         self.ffmpegLog = ffmpegLog
+        self.ffmpegMessage = ffmpegMessage
     }
-
-    /// FFmpeg's text for ``ffmpegCode`` (`av_strerror`), if there is a code.
-    public var ffmpegMessage: String? { ffmpegCode.map(FFmpegMessage.describe) }
 
     /// The cause in words.
     public var cause: String {
@@ -89,34 +94,8 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
 
     /// The same error with another reason and detail.
     package func with(reason: Reason, detail: String?) -> MediaError {
-        MediaError(source: source, operation: operation, reason: reason, detail: detail, ffmpegCode: ffmpegCode, ffmpegLog: ffmpegLog)
-    }
-
-    /// Classifies an FFmpeg error code returned while doing `operation` on `source`.
-    ///
-    /// `interrupt` tells a timeout from a cancellation when FFmpeg says "exit requested".
-    package static func ffmpeg(
-        _ code: Int32, source: String, operation: String,
-        interrupt: UnsafePointer<VitrineIODeadline>? = nil
-    ) -> MediaError {
-        let log = FFmpegLog.take()
-        let reason: Reason
-        switch code {
-        case vitrine_averror_enoent(): reason = .notFound
-        case vitrine_averror_invaliddata(): reason = operation.hasPrefix("cannot open") ? .unrecognizedFormat : .corruptData
-        case vitrine_averror_eof(): reason = .corruptData
-        case vitrine_averror_decoder_not_found(): reason = .unsupportedCodec
-        case vitrine_averror_stream_not_found(): reason = .noSuchTrack
-        case vitrine_averror_etimedout(): reason = .timedOut
-        case vitrine_averror_enomem(): reason = .outOfMemory
-        case vitrine_averror_econnrefused(): reason = .network
-        case vitrine_averror_exit():
-            if let interrupt, vitrine_io_is_cancelled(interrupt) != 0 { reason = .cancelled } else { reason = .timedOut }
-        default:
-            // Any other failure of a network URL (refused, unreachable, HTTP status, DNS) is a network failure.
-            let isNetworkSource = source.contains("://") && !source.hasPrefix("file:")
-            reason = isNetworkSource ? .network : .other
-        }
-        return MediaError(source: source, operation: operation, reason: reason, ffmpegCode: code, ffmpegLog: log)
+        MediaError(
+            source: source, operation: operation, reason: reason, detail: detail, ffmpegCode: ffmpegCode, ffmpegLog: ffmpegLog,
+            ffmpegMessage: ffmpegMessage)
     }
 }

@@ -1,4 +1,3 @@
-public import MediaAsset
 public import MediaTime
 
 /// One refresh of a display: when it is expected on glass and its sequence number.
@@ -74,4 +73,11 @@ public protocol VideoSink: AnyObject, Sendable {
 extension VideoSink {
     /// Ignores the handler: this sink never reports a fatal failure.
     public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) {}
+}
+
+/// A frame source that can say whether pulling now would find data missing that is on its way
+/// (decoding still catching up). Sinks driven by a ``ManualClock`` wait on it so tests run
+/// faster than real time yet never see an artificial stall.
+public protocol PacedFrameSource: AnyObject, Sendable {
+    func isWaitingForData() -> Bool
 }

@@ -1,4 +1,4 @@
-public import MediaAsset
+public import MediaSinks
 public import MediaTime
 import Synchronization
 #if canImport(Glibc)

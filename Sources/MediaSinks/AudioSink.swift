@@ -1,4 +1,3 @@
-public import MediaAsset
 public import MediaTime
 
 /// The fixed PCM format of an audio sink: interleaved 32-bit float.
@@ -76,4 +75,11 @@ public protocol AudioSink: AnyObject, Sendable {
 extension AudioSink {
     /// Ignores the handler: this sink never reports a fatal failure.
     public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) {}
+}
+
+/// A sink that can tell how much audio it holds: lets the engine (and recording sinks in tests)
+/// know whether the audio clock can run.
+public protocol AudioSinkBufferLevel: AnyObject {
+    /// Audio queued and not yet heard.
+    var queuedDuration: MediaTime { get }
 }

@@ -1,0 +1,76 @@
+public import MediaSinks
+public import MediaTime
+import Synchronization
+
+/// An audio sink for tests: records every buffer and "plays" it in step with a ``ManualClock``
+/// (a ``NullAudioSink`` underneath), and can simulate a device that is gone for good.
+///
+/// The heard position advances with the clock while samples are queued and the sink is not
+/// paused, so ``currentReading()`` behaves like a real output's, at simulated speed.
+/// ``enqueue(_:)`` blocks (in real time) while more than ``capacity`` is queued.
+public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
+    private let player: NullAudioSink
+
+    private struct State {
+        var recorded: [AudioBuffer] = []
+        var flushes = 0
+        var failureHandler: (@Sendable (MediaError) -> Void)?
+        var failed = false
+    }
+
+    private let state = Mutex(State())
+
+    public init(clock: any HostClock, format: AudioFormat = AudioFormat(), capacity: MediaTime = MediaTime(value: 1, timescale: 2)) {
+        player = NullAudioSink(format: format, capacity: capacity, clock: clock)
+    }
+
+    public var format: AudioFormat { player.format }
+    public var clock: any HostClock { player.clock }
+    /// How much audio may be queued before ``enqueue(_:)`` blocks.
+    public var capacity: MediaTime { player.capacity }
+    /// Every buffer enqueued, in order.
+    public var recordedBuffers: [AudioBuffer] { state.withLock { $0.recorded } }
+    /// How often the engine flushed.
+    public var flushCount: Int { state.withLock { $0.flushes } }
+    /// The volume the engine set last.
+    public var volume: Float { player.volume }
+    public var queuedDuration: MediaTime { player.queuedDuration }
+
+    public func enqueue(_ buffer: AudioBuffer) -> Bool {
+        guard !state.withLock({ $0.failed }), player.enqueue(buffer) else { return false }
+        return state.withLock { state in
+            guard !state.failed else { return false }
+            state.recorded.append(buffer)
+            return true
+        }
+    }
+
+    public func currentReading() -> AudioClockReading? {
+        state.withLock { $0.failed } ? nil : player.currentReading()
+    }
+
+    public func flush() {
+        state.withLock { $0.flushes += 1 }
+        player.flush()
+    }
+
+    public func setPaused(_ paused: Bool) { player.setPaused(paused) }
+
+    public func setVolume(_ volume: Float) { player.setVolume(volume) }
+
+    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) {
+        state.withLock { $0.failureHandler = handler }
+    }
+
+    /// Simulates a device that is gone for good: drops what is queued, refuses every later
+    /// buffer, reads no clock, and reports `error` to the failure handler (once).
+    public func reportFailure(_ error: MediaError) {
+        let handler = state.withLock { state -> (@Sendable (MediaError) -> Void)? in
+            guard !state.failed else { return nil }
+            state.failed = true
+            return state.failureHandler
+        }
+        player.flush()
+        handler?(error)
+    }
+}
