@@ -56,7 +56,7 @@ let package = Package(
         .target(
             name: "Playback",
             dependencies: [
-                "CFFmpeg", "MediaAsset", "MediaSinks", "MediaTime", "Threading",
+                "MediaAsset", "MediaSinks", "MediaTime", "Threading",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],

@@ -1,4 +1,4 @@
-public import MediaAsset
+import MediaAsset
 public import MediaTime
 import Synchronization
 public import MediaSinks

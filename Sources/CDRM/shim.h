@@ -7,12 +7,9 @@
 #include <drm_fourcc.h>
 #include <gbm.h>
 
-static inline uint32_t vitrine_drm_format_xrgb8888(void) { return DRM_FORMAT_XRGB8888; }
-static inline uint32_t vitrine_drm_format_argb8888(void) { return DRM_FORMAT_ARGB8888; }
 static inline uint32_t vitrine_drm_mode_page_flip_event(void) { return DRM_MODE_PAGE_FLIP_EVENT; }
 static inline uint32_t vitrine_drm_mode_atomic_allow_modeset(void) { return DRM_MODE_ATOMIC_ALLOW_MODESET; }
 static inline uint32_t vitrine_drm_mode_atomic_nonblock(void) { return DRM_MODE_ATOMIC_NONBLOCK; }
-static inline uint32_t vitrine_drm_mode_atomic_test_only(void) { return DRM_MODE_ATOMIC_TEST_ONLY; }
 static inline uint32_t vitrine_drm_mode_type_preferred(void) { return DRM_MODE_TYPE_PREFERRED; }
 static inline uint32_t vitrine_drm_mode_object_crtc(void) { return DRM_MODE_OBJECT_CRTC; }
 static inline uint32_t vitrine_drm_mode_object_connector(void) { return DRM_MODE_OBJECT_CONNECTOR; }
@@ -23,5 +20,4 @@ static inline uint32_t vitrine_drm_client_cap_universal_planes(void) { return DR
 static inline uint32_t vitrine_gbm_bo_use_scanout(void) { return GBM_BO_USE_SCANOUT; }
 static inline uint32_t vitrine_gbm_bo_use_rendering(void) { return GBM_BO_USE_RENDERING; }
 static inline uint32_t vitrine_gbm_format_xrgb8888(void) { return GBM_FORMAT_XRGB8888; }
-static inline int vitrine_drm_event_context_version(void) { return DRM_EVENT_CONTEXT_VERSION; }
 #endif

@@ -13,8 +13,6 @@
 static inline EGLDisplay vitrine_egl_no_display(void) { return EGL_NO_DISPLAY; }
 static inline EGLContext vitrine_egl_no_context(void) { return EGL_NO_CONTEXT; }
 static inline EGLSurface vitrine_egl_no_surface(void) { return EGL_NO_SURFACE; }
-static inline EGLConfig vitrine_egl_no_config(void) { return (EGLConfig)0; }
-static inline EGLNativeDisplayType vitrine_egl_default_display(void) { return EGL_DEFAULT_DISPLAY; }
 
 /// eglGetPlatformDisplayEXT, looked up at run time (it is an extension entry point).
 static inline EGLDisplay vitrine_egl_get_platform_display(EGLenum platform, void *nativeDisplay, const EGLint *attributes) {

@@ -25,7 +25,6 @@
 #include <libavfilter/buffersrc.h>
 
 static inline int64_t vitrine_av_nopts_value(void) { return AV_NOPTS_VALUE; }
-static inline int vitrine_averror(int posixErrno) { return AVERROR(posixErrno); }
 static inline int vitrine_averror_eof(void) { return AVERROR_EOF; }
 static inline int vitrine_averror_eagain(void) { return AVERROR(EAGAIN); }
 static inline int vitrine_averror_exit(void) { return AVERROR_EXIT; }
@@ -33,38 +32,17 @@ static inline int vitrine_averror_invaliddata(void) { return AVERROR_INVALIDDATA
 static inline int vitrine_averror_decoder_not_found(void) { return AVERROR_DECODER_NOT_FOUND; }
 static inline int vitrine_av_time_base(void) { return AV_TIME_BASE; }
 static inline AVRational vitrine_av_time_base_q(void) { AVRational r = { 1, AV_TIME_BASE }; return r; }
-static inline int vitrine_av_error_max_string_size(void) { return AV_ERROR_MAX_STRING_SIZE; }
 static inline int vitrine_av_dict_ignore_suffix(void) { return AV_DICT_IGNORE_SUFFIX; }
 static inline int vitrine_avseek_flag_backward(void) { return AVSEEK_FLAG_BACKWARD; }
-static inline int vitrine_avseek_flag_any(void) { return AVSEEK_FLAG_ANY; }
-static inline int vitrine_avio_flag_read(void) { return AVIO_FLAG_READ; }
 static inline int vitrine_av_pkt_flag_key(void) { return AV_PKT_FLAG_KEY; }
 static inline int vitrine_av_disposition_attached_pic(void) { return AV_DISPOSITION_ATTACHED_PIC; }
 static inline int vitrine_av_disposition_default(void) { return AV_DISPOSITION_DEFAULT; }
 static inline int vitrine_av_disposition_forced(void) { return AV_DISPOSITION_FORCED; }
-static inline int vitrine_av_disposition_hearing_impaired(void) { return AV_DISPOSITION_HEARING_IMPAIRED; }
-static inline int vitrine_av_disposition_visual_impaired(void) { return AV_DISPOSITION_VISUAL_IMPAIRED; }
-static inline int vitrine_avfmt_flag_nofile(void) { return AVFMT_NOFILE; }
-static inline int vitrine_av_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
-static inline int vitrine_av_codec_cap_frame_threads(void) { return AV_CODEC_CAP_FRAME_THREADS; }
-static inline int vitrine_av_codec_cap_slice_threads(void) { return AV_CODEC_CAP_SLICE_THREADS; }
-static inline int vitrine_ff_thread_frame(void) { return FF_THREAD_FRAME; }
-static inline int vitrine_ff_thread_slice(void) { return FF_THREAD_SLICE; }
 static inline int vitrine_sws_bicubic(void) { return SWS_BICUBIC; }
 static inline int vitrine_sws_bilinear(void) { return SWS_BILINEAR; }
-static inline int vitrine_sws_area(void) { return SWS_AREA; }
 static inline int vitrine_sws_accurate_rnd(void) { return SWS_ACCURATE_RND; }
 static inline int vitrine_sws_full_chr_h_int(void) { return SWS_FULL_CHR_H_INT; }
-static inline int vitrine_av_log_quiet(void) { return AV_LOG_QUIET; }
 static inline int vitrine_av_log_error(void) { return AV_LOG_ERROR; }
-static inline int vitrine_av_log_warning(void) { return AV_LOG_WARNING; }
-static inline int vitrine_av_num_data_pointers(void) { return AV_NUM_DATA_POINTERS; }
-
-/// Copies FFmpeg's message for an error code into `buffer`.
-static inline const char *vitrine_av_strerror(int errnum, char *buffer, size_t size) {
-    av_strerror(errnum, buffer, size);
-    return buffer;
-}
 
 /// The display-matrix rotation of a stream in degrees (counter-clockwise as FFmpeg reports), or NAN.
 static inline double vitrine_stream_display_rotation(const AVStream *stream) {
@@ -76,30 +54,29 @@ static inline double vitrine_stream_display_rotation(const AVStream *stream) {
 
 /// The interrupt callback FFmpeg polls during blocking I/O; the opaque pointer
 /// is a deadline in CLOCK_MONOTONIC nanoseconds (0 = none) plus a cancel flag.
+/// Other threads set both while FFmpeg's thread polls them: every access is atomic.
 typedef struct VitrineIODeadline {
-    volatile int64_t deadlineNanoseconds;
-    volatile int cancelled;
+    int64_t deadlineNanoseconds;
+    int cancelled;
 } VitrineIODeadline;
 
-#include <stdio.h>
-#include <stdarg.h>
 #include <time.h>
 static inline int vitrine_io_interrupt(void *opaque) {
     VitrineIODeadline *d = (VitrineIODeadline *)opaque;
     if (!d) return 0;
-    if (d->cancelled) return 1;
-    if (d->deadlineNanoseconds == 0) return 0;
+    if (__atomic_load_n(&d->cancelled, __ATOMIC_SEQ_CST)) return 1;
+    int64_t deadline = __atomic_load_n(&d->deadlineNanoseconds, __ATOMIC_SEQ_CST);
+    if (deadline == 0) return 0;
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     int64_t now = (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec;
-    return now > d->deadlineNanoseconds;
+    return now > deadline;
 }
 static inline void vitrine_install_interrupt(AVFormatContext *ctx, VitrineIODeadline *deadline) {
     ctx->interrupt_callback.callback = vitrine_io_interrupt;
     ctx->interrupt_callback.opaque = deadline;
 }
 
-// ---- MediaAsset's additions (Sources/MediaAsset/FFmpeg) ----
 /// Sets the cancel flag from any thread; FFmpeg's next interrupt poll aborts the blocking call.
 static inline void vitrine_io_cancel(VitrineIODeadline *d) { __atomic_store_n(&d->cancelled, 1, __ATOMIC_SEQ_CST); }
 /// Whether the cancel flag is set.
@@ -114,34 +91,11 @@ static inline void vitrine_io_arm(VitrineIODeadline *d, int64_t timeoutNanosecon
     }
     __atomic_store_n(&d->deadlineNanoseconds, deadline, __ATOMIC_SEQ_CST);
 }
-/// Whether the armed deadline has passed.
-static inline int vitrine_io_deadline_passed(const VitrineIODeadline *d) {
-    int64_t deadline = __atomic_load_n(&d->deadlineNanoseconds, __ATOMIC_SEQ_CST);
-    if (deadline == 0) return 0;
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000LL + ts.tv_nsec > deadline;
-}
 static inline int vitrine_averror_enoent(void) { return AVERROR(ENOENT); }
 static inline int vitrine_averror_econnrefused(void) { return AVERROR(ECONNREFUSED); }
 static inline int vitrine_averror_etimedout(void) { return AVERROR(ETIMEDOUT); }
-static inline int vitrine_averror_eio(void) { return AVERROR(EIO); }
 static inline int vitrine_averror_enomem(void) { return AVERROR(ENOMEM); }
 static inline int vitrine_averror_stream_not_found(void) { return AVERROR_STREAM_NOT_FOUND; }
-static inline int vitrine_averror_patchwelcome(void) { return AVERROR_PATCHWELCOME; }
 static inline int vitrine_av_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
-/// Receives each FFmpeg log line, already formatted (Swift cannot take a C va_list).
-/// Defined in Swift by MediaAsset (`@_cdecl("vitrine_log_line")`).
-void vitrine_log_line(int level, const char *line);
-static inline void vitrine_log_forward(void *avcl, int level, const char *format, va_list arguments) {
-    (void)avcl;
-    if (level > av_log_get_level()) return;
-    char line[1024];
-    vsnprintf(line, sizeof line, format, arguments);
-    vitrine_log_line(level, line);
-}
-/// Routes FFmpeg's log to `vitrine_log_line`.
-static inline void vitrine_install_log_handler(void) { av_log_set_callback(vitrine_log_forward); }
-// ---- end of MediaAsset's additions ----
 
 #endif

@@ -77,6 +77,15 @@ struct AssetDescription: Sendable {
         metadata = items
     }
 
+    /// Every stream of `demuxer` as a track, without reading the container's metadata.
+    static func tracks(of demuxer: Demuxer) -> [AssetTrack] {
+        let format = MetadataFormat.forDemuxer(demuxer.formatName)
+        let start = demuxer.startTime, duration = demuxer.duration
+        return (0..<demuxer.streamCount).map { index in
+            track(demuxer.stream(at: index), containerStart: start, containerDuration: duration, format: format)
+        }
+    }
+
     private static func track(
         _ stream: UnsafeMutablePointer<AVStream>, containerStart: MediaTime, containerDuration: MediaTime, format: MetadataFormat
     ) -> AssetTrack {

@@ -1,5 +1,5 @@
 package import CFFmpeg
-public import MediaSinks
+package import MediaSinks
 
 /// A decoder for one stream (`AVCodecContext`): send packets, receive frames, flush, drain.
 ///

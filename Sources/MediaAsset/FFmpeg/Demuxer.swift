@@ -2,7 +2,7 @@ package import CFFmpeg
 package import MediaTime
 internal import Glibc
 internal import Synchronization
-public import MediaSinks
+package import MediaSinks
 
 /// An open media container (`AVFormatContext`): streams, packets, seeking.
 ///
@@ -290,7 +290,12 @@ package enum FFmpegLibrary {
             FFmpegLog.echoLevel.store(level, ordering: .relaxed)
         }
         av_log_set_level(max(vitrine_av_log_error(), FFmpegLog.echoLevel.load(ordering: .relaxed)))
-        vitrine_install_log_handler()
+        av_log_set_callback { _, level, format, arguments in
+            guard level <= av_log_get_level(), let format, let arguments else { return }
+            var line = [CChar](repeating: 0, count: 1024)
+            _ = vsnprintf(&line, line.count, format, arguments)
+            line.withUnsafeBufferPointer { FFmpegLog.handle(level: level, text: $0.baseAddress) }
+        }
         avformat_network_init()
         return true
     }()
@@ -331,10 +336,4 @@ package enum FFmpegLog {
         let thread = UInt(pthread_self())
         return lastError.withLock { $0.removeValue(forKey: thread) }
     }
-}
-
-/// Called by the C shim for every FFmpeg log line (see `vitrine_log_forward` in CFFmpeg's shim.h).
-@_cdecl("vitrine_log_line")
-func vitrineLogLine(_ level: Int32, _ line: UnsafePointer<CChar>?) {
-    FFmpegLog.handle(level: level, text: line)
 }

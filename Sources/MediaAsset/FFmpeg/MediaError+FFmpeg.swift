@@ -1,5 +1,5 @@
 package import CFFmpeg
-public import MediaSinks
+package import MediaSinks
 
 extension MediaError {
     /// Classifies an FFmpeg error code returned while doing `operation` on `source`.

@@ -1,5 +1,5 @@
 internal import CFFmpeg
-public import MediaSinks
+package import MediaSinks
 
 /// Converts decoded video frames to ``RGBAImage``s at any size (`SwsContext`).
 ///

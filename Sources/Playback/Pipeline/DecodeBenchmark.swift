@@ -1,4 +1,4 @@
-public import MediaAsset
+import MediaAsset
 import MediaTime
 import Synchronization
 public import MediaSinks

@@ -1,10 +1,15 @@
-internal import CFFmpeg
 import DequeModule
 import MediaAsset
 import MediaTime
 import Synchronization
 import Threading
 import MediaSinks
+
+/// A compressed packet with the seek serial it was read under.
+struct QueuedPacket: Sendable {
+    let packet: Packet
+    let serial: Int
+}
 
 /// A decoded video frame with the seek serial it was decoded under.
 struct DecodedVideoFrame: Sendable {
@@ -141,8 +146,8 @@ final class ItemPipeline: Sendable {
         /// A queued packet's duration in its stream's time base.
         func duration(of packet: QueuedPacket) -> MediaTime {
             guard let input else { return .zero }
-            let timeBase = input.stream(at: packet.packet.streamIndex).pointee.time_base
-            return MediaTime(ticks: packet.packet.pointer.pointee.duration, timeBase: timeBase)
+            let duration = input.time(packet.packet.duration, stream: packet.packet.streamIndex)
+            return duration.isNumeric ? duration : .zero
         }
     }
 
@@ -363,21 +368,17 @@ final class ItemPipeline: Sendable {
             onEvent(.failed(error))
             return
         }
-        var videoIndex = Int32(opened.bestStream(of: AVMEDIA_TYPE_VIDEO) ?? -1)
-        if videoIndex >= 0, (opened.stream(at: Int(videoIndex)).pointee.disposition & Int32(vitrine_av_disposition_attached_pic())) != 0 {
-            videoIndex = -1
-        }
-        let audioIndex = av_find_best_stream(opened.context, AVMEDIA_TYPE_AUDIO, -1, videoIndex >= 0 ? videoIndex : -1, nil, 0)
+        let streams = opened.playbackStreams()
         var videoDecoder: Decoder?
         var audioDecoder: Decoder?
         var setupError: MediaError?
         var audioError: MediaError?
-        if videoIndex >= 0 {
+        if let index = streams.videoStream {
             // Frame threading on as many threads as FFmpeg chooses.
-            do { videoDecoder = try Decoder(stream: opened.stream(at: Int(videoIndex)), source: source, threadCount: videoThreadCount) } catch { setupError = error }
+            do { videoDecoder = try Decoder(demuxer: opened, stream: index, threadCount: videoThreadCount) } catch { setupError = error }
         }
-        if audioIndex >= 0 {
-            do { audioDecoder = try Decoder(stream: opened.stream(at: Int(audioIndex)), source: source, threadCount: 1) } catch {
+        if let index = streams.audioStream {
+            do { audioDecoder = try Decoder(demuxer: opened, stream: index, threadCount: 1) } catch {
                 setupError = setupError ?? error
                 audioError = error
             }
@@ -386,54 +387,31 @@ final class ItemPipeline: Sendable {
             onEvent(.failed(setupError ?? MediaError.playback(source, "cannot play", .noSuchTrack, detail: "(no video or audio track)")))
             return
         }
-        var size = (width: 0, height: 0)
-        var rotation = 0
-        var aspect = 1.0
-        if let videoDecoder {
-            size = (Int(videoDecoder.context.pointee.width), Int(videoDecoder.context.pointee.height))
-            let degrees = vitrine_stream_display_rotation(opened.stream(at: Int(videoIndex)))
-            if !degrees.isNaN {
-                rotation = ((Int((-degrees / 90).rounded()) * 90) % 360 + 360) % 360
-            }
-            let sar = opened.stream(at: Int(videoIndex)).pointee.sample_aspect_ratio
-            if sar.num > 0 && sar.den > 0 { aspect = Double(sar.num) / Double(sar.den) }
-        }
-        var tracks: [TrackDescription] = []
-        for index in 0..<opened.streamCount {
-            let stream = opened.stream(at: index)
-            let parameters = stream.pointee.codecpar.pointee
-            let type: PlayerItemTrack.MediaType
-            switch parameters.codec_type {
-            case AVMEDIA_TYPE_VIDEO: type = .video
-            case AVMEDIA_TYPE_AUDIO: type = .audio
-            case AVMEDIA_TYPE_SUBTITLE: type = .subtitle
-            default: type = .other
-            }
-            let language = av_dict_get(stream.pointee.metadata, "language", nil, 0).map { String(cString: $0.pointee.value) }
-            tracks.append(TrackDescription(
-                streamIndex: index, mediaType: type, codecName: String(cString: avcodec_get_name(parameters.codec_id)),
-                languageCode: language,
-                isPlayable: (index == Int(videoIndex) && videoDecoder != nil) || (index == Int(audioIndex) && audioDecoder != nil)))
+        let size = videoDecoder?.pictureSize ?? (0, 0)
+        let tracks = streams.tracks.map { track in
+            TrackDescription(
+                streamIndex: track.trackID, mediaType: PlayerItemTrack.MediaType(track.mediaType), codecName: track.codecName,
+                languageCode: track.languageCode,
+                isPlayable: (track.trackID == streams.videoStream && videoDecoder != nil)
+                    || (track.trackID == streams.audioStream && audioDecoder != nil))
         }
         let startTime = opened.startTime
         let pipelineInfo = PipelineInfo(
             duration: opened.duration.isNumeric && opened.duration > .zero ? opened.duration : .indefinite, hasVideo: videoDecoder != nil, hasAudio: audioDecoder != nil,
-            presentationSize: size, isSeekable: opened.context.pointee.pb.map { $0.pointee.seekable != 0 } ?? true, tracks: tracks,
+            presentationSize: size, isSeekable: opened.isSeekable, tracks: tracks,
             audioTrackError: videoDecoder != nil ? audioError : nil)
         let proceed: Result<Bool, ThreadStartError> = lock.withLock { state in
             guard !state.stopping else { return .success(false) }
             state.input = opened
-            if state.selectedAudioStream < 0 || opened.stream(at: min(state.selectedAudioStream, opened.streamCount - 1)).pointee.codecpar.pointee.codec_type != AVMEDIA_TYPE_AUDIO {
-                state.selectedAudioStream = Int(audioIndex)
+            if !streams.tracks.indices.contains(state.selectedAudioStream) || streams.tracks[state.selectedAudioStream].mediaType != .audio {
+                state.selectedAudioStream = streams.audioStream ?? -1
             }
             state.info = pipelineInfo
             do throws(ThreadStartError) {
                 if let videoDecoder {
-                    let stream = opened.stream(at: Int(videoIndex))
-                    let rate = stream.pointee.avg_frame_rate.num > 0 ? stream.pointee.avg_frame_rate : stream.pointee.r_frame_rate
-                    let converter = VideoFrameConverter(rotation: rotation, sampleAspectRatio: aspect)
+                    let converter = VideoFrameConverter(rotation: streams.rotation, sampleAspectRatio: streams.sampleAspectRatio)
                     state.decodeThreads.append(try NamedThread.start(name: "vitrine-video") { [self] in
-                        videoDecodeLoop(videoDecoder, converter: converter, startTime: startTime, frameRate: rate)
+                        videoDecodeLoop(videoDecoder, converter: converter, startTime: startTime, frameDuration: streams.nominalFrameDuration)
                     })
                 }
                 if let audioDecoder {
@@ -495,18 +473,18 @@ final class ItemPipeline: Sendable {
                 lock.broadcastAll()
             case .success(true):
                 let box = QueuedPacket(packet: packet, serial: readSerial)
-                let packet = packet.pointer.pointee
-                let streamIndex = packet.stream_index
-                let timeBase = opened.stream(at: Int(streamIndex)).pointee.time_base
-                let duration = packet.duration > 0 ? MediaTime(ticks: packet.duration, timeBase: timeBase) : .zero
-                if packet.pts != vitrine_av_nopts_value() {
-                    let end = MediaTime(ticks: packet.pts, timeBase: timeBase) + duration - startTime
+                let streamIndex = packet.streamIndex
+                var duration = packet.duration > 0 ? opened.time(packet.duration, stream: streamIndex) : .zero
+                if !duration.isNumeric { duration = .zero }
+                let pts = opened.time(packet.pts, stream: streamIndex)
+                if pts.isNumeric {
+                    let end = pts + duration - startTime
                     if end > loadedUntil { loadedUntil = end }
                 }
                 let (wantedSubtitle, audioStream) = lock.withLock { ($0.selectedSubtitleStream, $0.selectedAudioStream) }
-                if let wantedSubtitle, Int(streamIndex) == wantedSubtitle {
+                if let wantedSubtitle, streamIndex == wantedSubtitle {
                     if subtitleDecoder?.streamIndex != wantedSubtitle {
-                        subtitleDecoder = SubtitleDecoder(stream: opened.stream(at: wantedSubtitle), index: wantedSubtitle, referenceSize: size)
+                        subtitleDecoder = SubtitleDecoder(demuxer: opened, index: wantedSubtitle, referenceSize: size)
                     }
                     if let decoded = subtitleDecoder?.decode(box.packet, startTime: startTime) {
                         lock.withLock { state in
@@ -520,17 +498,17 @@ final class ItemPipeline: Sendable {
                 }
                 let queued: Waiter? = lock.withLock { state in
                     guard state.serial == readSerial else { return nil }
-                    if streamIndex == videoIndex {
+                    if streamIndex == streams.videoStream {
                         state.videoPackets.append(box)
                         state.videoQueuedDuration = state.videoQueuedDuration + duration
-                    } else if Int(streamIndex) == audioStream && state.audioWanted {
+                    } else if streamIndex == audioStream && state.audioWanted {
                         state.audioPackets.append(box)
                         state.audioQueuedDuration = state.audioQueuedDuration + duration
                     } else {
                         return nil
                     }
-                    state.queuedBytes += Int(packet.size)
-                    return streamIndex == videoIndex ? .videoWork : .audioWork
+                    state.queuedBytes += packet.size
+                    return streamIndex == streams.videoStream ? .videoWork : .audioWork
                 }
                 if let queued { lock.broadcast(queued) }
                 if loadedUntil - lastReportedLoad >= MediaTime(value: 1, timescale: 2) {
@@ -545,8 +523,7 @@ final class ItemPipeline: Sendable {
 
     /// A stream timestamp in item time (the container's start time is item time 0), kept in the
     /// stream's own timescale so it reads like ffprobe's.
-    private func itemTime(ticks: Int64, timeBase: AVRational, startTime: MediaTime) -> MediaTime {
-        let time = MediaTime(ticks: ticks, timeBase: timeBase)
+    private func itemTime(_ time: MediaTime, startTime: MediaTime) -> MediaTime {
         guard startTime != .zero else { return time }
         return (time - startTime).convertScale(time.timescale)
     }
@@ -568,8 +545,8 @@ final class ItemPipeline: Sendable {
             }) { state in
                 if state.stopping { return (.stop, false) }
                 if let packet = video ? state.videoPackets.popFirst() : state.audioPackets.popFirst() {
-                    state.queuedBytes -= Int(packet.packet.pointer.pointee.size)
-                    if packet.packet.pointer.pointee.duration > 0 {
+                    state.queuedBytes -= packet.packet.size
+                    if packet.packet.duration > 0 {
                         let duration = state.duration(of: packet)
                         if video {
                             state.videoQueuedDuration = max(.zero, state.videoQueuedDuration - duration)
@@ -586,12 +563,11 @@ final class ItemPipeline: Sendable {
         }
     }
 
-    private func videoDecodeLoop(_ decoder: Decoder, converter: VideoFrameConverter, startTime: MediaTime, frameRate: AVRational) {
+    private func videoDecodeLoop(_ decoder: Decoder, converter: VideoFrameConverter, startTime: MediaTime, frameDuration nominalDuration: MediaTime) {
         var cursor = DecoderCursor()
         // One frame box per decoded picture (it becomes the VideoFrame's storage), not per
         // receive call: the call that answers "needs input" reuses it.
         var box = Frame()
-        let nominalDuration = frameRate.num > 0 ? MediaTime(value: Int64(frameRate.den), timescale: frameRate.num) : .invalid
         while true {
             var drainSerial: Int?
             switch nextWork(video: true) {
@@ -604,8 +580,7 @@ final class ItemPipeline: Sendable {
             while cursor.receive(from: decoder, into: box) {
                 let pts = presentationTime(of: box, decoder: decoder, cursor: cursor, startTime: startTime)
                 let frameDuration = stillImageDuration
-                    ?? (box.pointer.pointee.pkt_duration > 0
-                        ? MediaTime(ticks: box.pointer.pointee.pkt_duration, timeBase: decoder.timeBase) : nominalDuration)
+                    ?? (box.duration > 0 ? decoder.time(box.duration) : nominalDuration)
                 cursor.nextPTS = pts + frameDuration
                 let decoded = box
                 box = Frame()
@@ -631,8 +606,8 @@ final class ItemPipeline: Sendable {
     /// A decoded frame's time in the item: its best-effort timestamp, else where the previous
     /// frame ended, else zero.
     private func presentationTime(of box: Frame, decoder: Decoder, cursor: DecoderCursor, startTime: MediaTime) -> MediaTime {
-        let raw = box.pointer.pointee.best_effort_timestamp
-        let pts = raw == vitrine_av_nopts_value() ? cursor.nextPTS : itemTime(ticks: raw, timeBase: decoder.timeBase, startTime: startTime)
+        let stamped = decoder.time(box.bestEffortTimestamp)
+        let pts = stamped.isValid ? itemTime(stamped, startTime: startTime) : cursor.nextPTS
         return pts.isNumeric ? pts : .zero
     }
 

@@ -1,4 +1,4 @@
-public import MediaAsset
+import MediaAsset
 public import Dispatch
 public import MediaTime
 public import MediaSinks

@@ -2,7 +2,7 @@ import MediaAsset
 import Dispatch
 import DequeModule
 import Logging
-package import MediaTime
+import MediaTime
 import Synchronization
 import Threading
 import MediaSinks

@@ -8,6 +8,16 @@ public import MediaSinks
 public struct PlayerItemTrack: Sendable, Hashable, Identifiable {
     public enum MediaType: String, Sendable, Hashable {
         case video, audio, subtitle, other
+
+        /// The kind of an asset's track (data streams are `other`).
+        init(_ type: MediaAsset.MediaType) {
+            switch type {
+            case .video: self = .video
+            case .audio: self = .audio
+            case .subtitle: self = .subtitle
+            case .data: self = .other
+            }
+        }
     }
 
     /// The stream index in the container.

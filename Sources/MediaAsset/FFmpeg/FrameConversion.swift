@@ -1,18 +1,17 @@
 internal import CFFmpeg
-import MediaAsset
-import MediaTime
-import MediaSinks
+package import MediaTime
+package import MediaSinks
 
 /// Turns decoded `AVFrame`s into ``VideoFrame``s without copying pixels when the format is one a
 /// sink understands, and through swscale to YUV 4:2:0 otherwise.
 // Unchecked: owned by one video decode thread.
-final class VideoFrameConverter: @unchecked Sendable {
+package final class VideoFrameConverter: @unchecked Sendable {
     private var scaler: OpaquePointer?
     private var scalerKey: (Int32, Int32, Int32) = (-1, -1, -1)
     let rotation: Int
     let sampleAspectRatio: Double
 
-    init(rotation: Int, sampleAspectRatio: Double) {
+    package init(rotation: Int, sampleAspectRatio: Double) {
         self.rotation = rotation
         self.sampleAspectRatio = sampleAspectRatio
     }
@@ -32,7 +31,7 @@ final class VideoFrameConverter: @unchecked Sendable {
     }
 
     /// The frame as a sink sees it, with `presentationTime` in item time.
-    func convert(_ box: Frame, presentationTime: MediaTime, duration: MediaTime) -> VideoFrame? {
+    package func convert(_ box: Frame, presentationTime: MediaTime, duration: MediaTime) -> VideoFrame? {
         var source = box
         var mapped = VideoFrameConverter.pixelFormat(box.pointer.pointee.format)
         if mapped == nil {
@@ -98,16 +97,16 @@ final class VideoFrameConverter: @unchecked Sendable {
 /// Converts decoded audio to the sink's interleaved float format. The corresponding C functions
 /// are `swr_alloc_set_opts2` and `swr_convert`.
 // Unchecked: owned by one audio decode thread.
-final class AudioResampler: @unchecked Sendable {
+package final class AudioResampler: @unchecked Sendable {
     private var context: OpaquePointer?
     private var inputKey: (Int32, Int32, Int32) = (-1, -1, -1)
     let format: AudioFormat
 
-    init(format: AudioFormat) { self.format = format }
+    package init(format: AudioFormat) { self.format = format }
 
     deinit { swr_free(&context) }
 
-    func convert(_ box: Frame, presentationTime: MediaTime) -> AudioBuffer? {
+    package func convert(_ box: Frame, presentationTime: MediaTime) -> AudioBuffer? {
         let frame = box.pointer
         let key = (frame.pointee.format, frame.pointee.sample_rate, frame.pointee.ch_layout.nb_channels)
         if context == nil || inputKey != key {

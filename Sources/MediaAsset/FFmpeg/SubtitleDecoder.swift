@@ -1,23 +1,27 @@
 internal import CFFmpeg
-import MediaAsset
-import MediaTime
-import MediaSinks
+package import MediaTime
+package import MediaSinks
 
 /// A subtitle with the item-time interval it is shown in.
-struct TimedSubtitle: Sendable {
-    let start: MediaTime
-    let end: MediaTime
-    let content: SubtitleContent
+package struct TimedSubtitle: Sendable {
+    package let start: MediaTime
+    package let end: MediaTime
+    package let content: SubtitleContent
 }
 
 /// Decodes one subtitle stream (text or bitmap) on the demux thread: subtitle packets are few
 /// and cheap. The corresponding C function is `avcodec_decode_subtitle2`.
 // Unchecked: owned by the item's demux thread.
-final class SubtitleDecoder: @unchecked Sendable {
-    let streamIndex: Int
+package final class SubtitleDecoder: @unchecked Sendable {
+    package let streamIndex: Int
     private let context: UnsafeMutablePointer<AVCodecContext>
     private let timeBase: AVRational
     private let referenceSize: (width: Int, height: Int)
+
+    /// A decoder for subtitle stream `index` of `demuxer`, or nil when FFmpeg has none for its codec.
+    package convenience init?(demuxer: Demuxer, index: Int, referenceSize: (width: Int, height: Int)) {
+        self.init(stream: demuxer.stream(at: index), index: index, referenceSize: referenceSize)
+    }
 
     init?(stream: UnsafeMutablePointer<AVStream>, index: Int, referenceSize: (width: Int, height: Int)) {
         let parameters = stream.pointee.codecpar!
@@ -39,22 +43,23 @@ final class SubtitleDecoder: @unchecked Sendable {
         avcodec_free_context(&pointer)
     }
 
-    func flush() { avcodec_flush_buffers(context) }
+    package func flush() { avcodec_flush_buffers(context) }
 
     /// The subtitle in `packet`, if it holds one, in item time.
-    func decode(_ packet: Packet, startTime: MediaTime) -> TimedSubtitle? {
+    package func decode(_ packet: Packet, startTime: MediaTime) -> TimedSubtitle? {
         var subtitle = AVSubtitle()
         var got: Int32 = 0
         guard avcodec_decode_subtitle2(context, &subtitle, &got, packet.pointer) >= 0, got != 0 else { return nil }
         defer { avsubtitle_free(&subtitle) }
-        guard packet.pts != vitrine_av_nopts_value() else { return nil }
-        let base = MediaTime(ticks: packet.pts, timeBase: timeBase) - startTime
+        let pts = Demuxer.time(packet.pts, timeBase: timeBase)
+        guard pts.isValid else { return nil }
+        let base = pts - startTime
         let start = base + MediaTime(value: Int64(subtitle.start_display_time), timescale: 1000)
         var end: MediaTime
         if subtitle.end_display_time > subtitle.start_display_time && subtitle.end_display_time != UInt32.max {
             end = base + MediaTime(value: Int64(subtitle.end_display_time), timescale: 1000)
         } else if packet.duration > 0 {
-            end = base + MediaTime(ticks: packet.duration, timeBase: timeBase)
+            end = base + Demuxer.time(packet.duration, timeBase: timeBase)
         } else {
             end = .positiveInfinity
         }
