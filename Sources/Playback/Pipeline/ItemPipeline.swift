@@ -277,17 +277,26 @@ final class ItemPipeline: Sendable {
         }
     }
 
-    /// Takes the next audio buffer of the current serial, waiting up to `timeout` for one.
-    func takeAudio(timeout: Duration) -> DecodedAudioBuffer? {
+    /// Takes the next audio buffer, waiting for one until the stream is decoded to its end, the
+    /// pipeline stops, or `interrupted()` holds (checked again after each ``wakeConsumer()``).
+    func takeAudio(unless interrupted: () -> Bool) -> DecodedAudioBuffer? {
         let taken: DecodedAudioBuffer? = lock.withLock(waitingFor: .consumer, until: { state in
-            !state.audioBuffers.isEmpty || state.stopping || state.audioFinishedSerial == state.serial
-        }, timeout: timeout) { state in
+            !state.audioBuffers.isEmpty || state.stopping || state.audioFinishedSerial == state.serial || interrupted()
+        }) { state in
             guard let first = state.audioBuffers.popFirst() else { return nil }
             state.audioBufferedDuration = state.audioBufferedDuration - first.buffer.duration
             return first
         }
         if taken != nil { lock.broadcast(.audioRoom) }
         return taken
+    }
+
+    /// Makes a consumer waiting in ``takeAudio(unless:)`` check its interruption again.
+    func wakeConsumer() {
+        // An empty critical section: a consumer that found itself not interrupted is asleep once
+        // we hold the lock, so the broadcast reaches it.
+        lock.withLock { _ in }
+        lock.broadcast(.consumer)
     }
 
     /// Takes every decoded frame and buffer, waiting (up to the timeout) while there is none:

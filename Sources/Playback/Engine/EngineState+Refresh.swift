@@ -1,0 +1,226 @@
+import MediaSinks
+import MediaTime
+
+/// What the video sink shows at each refresh, what it reports presented, and how items end.
+extension EngineState {
+    /// The content for the refresh at `tick` (nil: nothing changes), with `reading` the audio
+    /// output's clock reading taken just before.
+    mutating func content(
+        for tick: RefreshTick, reading: AudioClockReading?, into effects: inout EngineEffects, depth: Int = 0
+    ) -> VideoSinkContent? {
+        guard !invalidated, let item = items.first, depth < 8 else { return nil }
+        if item.status == .failed {
+            effects.emit(.failedToPlayToEndTime(item, item.error ?? MediaError.playback(item.url, "cannot play", .other)))
+            items.removeFirst()
+            effects.actions.append(.release(item))
+            becomeCurrent(into: &effects)
+            prepareUpcoming(into: &effects)
+            return content(for: tick, reading: reading, into: &effects, depth: depth + 1)
+        }
+        guard item.status == .readyToPlay, let pipeline = item.pipeline, phase != .ended else { return nil }
+
+        // The master clock at this refresh.
+        let feed = clock.rate == 1 && pipeline.audioEnabled ? audio.feed(for: item) : nil
+        var audioClock: MediaTime?
+        if let feed, let reading {
+            let extrapolated = reading.mediaTime + max(.zero, tick.hostTime - reading.hostTime) - feed.offset
+            let drained = pipeline.audioFinished && extrapolated >= feed.end
+            if !drained { audioClock = extrapolated }
+        }
+        let needsFirst = phase.needsFirstFrame
+        let held = clock.heldTime
+        let time = clock.read(atRefresh: tick.hostTime, audioClock: audioClock) {
+            // The display clock starts at the first frame after a new start, else where it held.
+            needsFirst ? pipeline.withVideoFrames({ $0.first })?.presentationTime ?? held : held
+        }
+
+        // The latest frame whose time has come; earlier ones are dropped, never shown out of order.
+        let running = clock.rate > 0
+        var dropped = 0
+        let chosen: DecodedVideoFrame? = pipeline.withVideoFrames { queue in
+            var chosen: DecodedVideoFrame?
+            if needsFirst { chosen = queue.popFirst() }
+            while let next = queue.first, next.presentationTime <= time, running || chosen == nil {
+                if chosen != nil { dropped += 1 }
+                chosen = queue.popFirst()
+            }
+            return chosen
+        }
+        droppedFrames += dropped
+        if let chosen {
+            let isJump = phase == .awaitingFirstFrame(jump: true)
+            phase = .playing
+            handedEnd = chosen.end
+            if running && needsFirst && audioClock == nil { clock.anchor(host: tick.hostTime, media: chosen.presentationTime) }
+            let subtitle = pipeline.subtitle(at: chosen.presentationTime)
+            handedSubtitle = subtitle?.start
+            let id = handOut(Pending(
+                item: item, itemIndex: itemIndex, presentationTime: chosen.presentationTime, serial: chosen.serial, isJump: isJump,
+                clock: needsFirst && audioClock == nil ? chosen.presentationTime : time, audioClock: audioClock))
+            return VideoSinkContent(frameID: id, frame: chosen.frame, subtitle: subtitle?.content)
+        }
+        // The picture stays; the subtitle may still change between frames.
+        let subtitle = pipeline.subtitle(at: time)
+        if subtitle?.start != handedSubtitle, handedEnd != nil {
+            handedSubtitle = subtitle?.start
+            let id = handOut(Pending(
+                item: item, itemIndex: itemIndex, presentationTime: time, serial: pipeline.serial, isJump: false,
+                clock: time, audioClock: audioClock, isFrame: false))
+            return VideoSinkContent(frameID: id, frame: nil, subtitle: subtitle?.content)
+        }
+
+        guard running else { return nil }
+        // Nothing new: has the item ended, or stalled?
+        let hasVideo = item.hasVideo
+        let videoDone = pipeline.videoFinished
+        let shownEnd = handedEnd ?? .zero
+        let ended: Bool
+        if hasVideo {
+            ended = videoDone && (handedEnd == nil || time >= shownEnd)
+        } else if let feed {
+            ended = pipeline.audioFinished && (audioClock == nil || time >= feed.end)
+        } else {
+            ended = false
+        }
+        if ended {
+            endItem(item, failure: pipeline.playbackFailure, time: time, tick: tick, into: &effects)
+            if phase == .ended { return nil }
+            return content(for: tick, reading: reading, into: &effects, depth: depth + 1)
+        }
+        if hasVideo && !videoDone && time >= shownEnd && handedEnd != nil && phase != .stalled && audioClock == nil {
+            // Out of frames: freeze the video clock until the next frame arrives.
+            phase = .stalled
+            clock.hold(at: shownEnd)
+            effects.emit(.playbackStalled(item))
+            effects.log(.stalled, itemIndex: itemIndex, source: item.url, time: shownEnd, at: tick.hostTime)
+        }
+        return nil
+    }
+
+    /// Records content handed to the sink; returns its frame id.
+    private mutating func handOut(_ content: Pending) -> UInt64 {
+        let id = nextFrameID
+        nextFrameID += 1
+        pending[id] = content
+        return id
+    }
+
+    /// The current item played to its end (or as far as it could: `failure`).
+    mutating func endItem(_ item: PlayerItem, failure: MediaError?, time: MediaTime, tick: RefreshTick, into effects: inout EngineEffects) {
+        let endTime = handedEnd ?? time
+        // Reading stopped on an error (not at the end of the input), or a decoder rejected every
+        // packet up to the end: what was decoded has been shown, and the item failed to play to
+        // its end. A clean end of file — even one FFmpeg reached early in a cut file — is a
+        // normal end.
+        if let failure {
+            effects.emit(.failedToPlayToEndTime(item, failure))
+        } else {
+            effects.emit(.didPlayToEndTime(item))
+        }
+        // Marks past the last frame (at the end) fire when the item ends.
+        for (observer, mark) in observers.boundaries(after: lastPresented ?? .negativeInfinity, through: endTime) {
+            effects.actions.append(.invoke(observer, at: mark))
+            effects.log(.boundaryCrossed, itemIndex: itemIndex, source: item.url, time: mark, at: tick.hostTime)
+        }
+        effects.log(.itemEnded, itemIndex: itemIndex, source: item.url, time: endTime, at: tick.hostTime, reason: failure?.description)
+        switch actionAtItemEnd {
+        case .advance:
+            items.removeFirst()
+            effects.actions.append(.release(item))
+            becomeCurrent(gapless: true, into: &effects)
+            prepareUpcoming(into: &effects)
+            if items.isEmpty { phase = .ended }
+        case .pause:
+            phase = .ended
+            if clock.rate != 0 {
+                clock.stop(at: endTime)
+                observers.jumped(to: endTime, into: &effects)
+                effects.emit(.rateChanged(0))
+                effects.actions.append(.pauseAudio(true))
+            } else {
+                clock.hold(at: endTime)
+            }
+        case .none:
+            phase = .ended
+            clock.hold(at: endTime)
+        }
+    }
+
+    /// The content with `frameID` is on screen since `tick`.
+    mutating func didPresent(frameID: UInt64, at tick: RefreshTick, into effects: inout EngineEffects) {
+        guard let presented = pending.removeValue(forKey: frameID), presented.isFrame else { return }
+        // Content handed out but never presented was replaced: it counts as dropped.
+        let skipped = pending.filter { $0.key < frameID }
+        for key in skipped.keys { pending[key] = nil }
+        droppedFrames += skipped.values.filter(\.isFrame).count
+        if effects.handler != nil {
+            effects.records.append(.frame(PresentedFrame(
+                itemIndex: presented.itemIndex, source: presented.item.url, presentationTime: presented.presentationTime,
+                presentedAt: tick.hostTime, refresh: tick.sequence, clock: presented.clock, audioClock: presented.audioClock,
+                droppedFrames: droppedFrames)))
+        }
+        let item = presented.item
+        guard items.first === item, presented.itemIndex == itemIndex, presented.serial == item.pipeline?.serial else { return }
+        let time = presented.presentationTime
+        // Seeks complete on their first presented frame.
+        if let seek = seeks.first, seek.item === item, seek.serial <= presented.serial {
+            let finished = seeks
+            seeks.removeAll()
+            for request in finished {
+                if let completion = request.completion { effects.actions.append(.complete(completion, finished: true)) }
+                effects.emit(.seekCompleted(item, request.target, finished: true))
+                effects.log(.seekDone, itemIndex: presented.itemIndex, source: item.url, time: time, at: tick.hostTime)
+            }
+        }
+        if lastPresented == nil && !presented.isJump {
+            effects.log(.itemReady, itemIndex: presented.itemIndex, source: item.url, time: time, at: tick.hostTime)
+        }
+        if presented.isJump {
+            observers.jumped(to: time, into: &effects)
+        } else {
+            // Boundaries: the first presented frame at or past each mark, in normal playback.
+            for (observer, mark) in observers.boundaries(after: lastPresented ?? .negativeInfinity, through: time) {
+                effects.actions.append(.invoke(observer, at: mark))
+                effects.log(.boundaryCrossed, itemIndex: presented.itemIndex, source: item.url, time: mark, at: tick.hostTime)
+            }
+            if clock.rate > 0 { observers.advanced(to: time, into: &effects) }
+        }
+        lastPresented = time
+    }
+
+    /// Whether pulling at the next refresh would find data missing that is on its way: sinks
+    /// driven by a manual clock wait while this holds, so decode speed never changes what is shown.
+    func isWaitingForData(at now: MediaTime, audioQueued: MediaTime?) -> Bool {
+        guard !invalidated, phase != .ended, let item = items.first else { return false }
+        switch item.status {
+        case .failed: return false
+        case .unknown: return true
+        case .readyToPlay: break
+        }
+        guard let pipeline = item.pipeline else { return false }
+        if clock.rate == 0 {
+            return phase.needsFirstFrame && pipeline.withVideoFrames({ $0.isEmpty }) && !pipeline.videoFinished
+        }
+        if item.hasVideo && !pipeline.videoDecodeFinished {
+            let (count, newest) = pipeline.withVideoFrames { ($0.count, $0.last?.presentationTime) }
+            if count == 0 { return true }
+            // A later frame may be due at the coming refresh: wait for the queue to fill so
+            // the pick (the latest frame whose time has come) does not depend on decode speed.
+            if count < ItemPipeline.videoFrameCapacity, let due = clock.displayTime(at: now), let newest, newest <= due {
+                return true
+            }
+        }
+        if clock.rate == 1 && pipeline.audioEnabled && !pipeline.audioFinished {
+            if audio.feed(for: item) == nil { return true }
+            if let audioQueued, audioQueued < MediaTime(value: 1, timescale: 10) { return true }
+        }
+        if item.hasVideo && pipeline.videoFinished, let next = items.dropFirst().first(where: { $0.status != .failed }) {
+            if next.status == .unknown { return true }
+            if let nextPipeline = next.pipeline, next.hasVideo, nextPipeline.withVideoFrames({ $0.isEmpty }),
+               !nextPipeline.videoDecodeFinished {
+                return true
+            }
+        }
+        return false
+    }
+}

@@ -1,0 +1,246 @@
+import MediaSinks
+import MediaTime
+
+/// Everything the engine's lock guards, and the events that change it.
+///
+/// Each event is a `mutating` method that changes the state and returns (or appends to) the
+/// ``EngineEffects`` that ``PlayerCore`` performs once the lock is released: nothing here calls
+/// out of the engine, starts a thread or blocks. It may read an item's or a pipeline's own state,
+/// which takes their locks inside this one; the lock order is engine → item → pipeline, and no
+/// item or pipeline calls into the engine while holding its own lock.
+struct EngineState {
+    /// Where the current item stands.
+    enum Phase: Equatable {
+        /// The queue is empty.
+        case empty
+        /// The next frame handed out starts the current item's timeline: it just became current,
+        /// or (`jump`) it was sought, which presents its first frame as a jump (periodic
+        /// observers fire there, no boundary is crossed).
+        case awaitingFirstFrame(jump: Bool)
+        /// Frames flow at the clock.
+        case playing
+        /// Out of frames while playing: the display clock holds until the next frame arrives,
+        /// which then starts the timeline again.
+        case stalled
+        /// The current item (or the whole queue) reached its end.
+        case ended
+
+        /// Whether the next frame handed out starts the timeline afresh.
+        var needsFirstFrame: Bool {
+            switch self {
+            case .awaitingFirstFrame, .stalled: true
+            case .empty, .playing, .ended: false
+            }
+        }
+    }
+
+    /// Content handed to the video sink and not yet reported presented.
+    struct Pending {
+        var item: PlayerItem
+        var itemIndex: Int
+        var presentationTime: MediaTime
+        var serial: Int
+        var isJump: Bool
+        var clock: MediaTime
+        var audioClock: MediaTime?
+        /// False for content that only changes the subtitle.
+        var isFrame = true
+    }
+
+    struct SeekRequest {
+        var item: PlayerItem
+        var serial: Int
+        var target: MediaTime
+        var completion: (@Sendable (Bool) -> Void)?
+    }
+
+    // The queue.
+    var items: [PlayerItem] = []
+    /// The presentation log's index of `items.first` (counts every item that became current).
+    var itemIndex = -1
+    var phase: Phase = .empty
+    var actionAtItemEnd: ActionAtItemEnd = .pause
+    var loops = false
+    var defaultRate: Double = 1
+
+    // Time.
+    var clock = PlaybackClock()
+    var observers = ObserverSet()
+    var seeks: [SeekRequest] = []
+
+    // What the video sink was given and shown.
+    /// The end of the last frame handed out (nil: none of this item yet).
+    var handedEnd: MediaTime?
+    /// The start of the subtitle last handed to the sink (nil: none shown).
+    var handedSubtitle: MediaTime?
+    var lastPresented: MediaTime?
+    var pending: [UInt64: Pending] = [:]
+    var nextFrameID: UInt64 = 1
+    var droppedFrames = 0
+
+    // The audio feeder's ledger and wake-ups.
+    var audio = AudioFeedLedger()
+
+    // The player.
+    var invalidated = false
+    var playerStatus: Player.Status = .unknown
+    var playerError: MediaError?
+    var presentationHandler: (@Sendable (PresentationRecord) -> Void)?
+
+    var rate: Double { clock.rate }
+    var isEnded: Bool { phase == .ended }
+
+    /// New effects carrying the presentation log's current handler.
+    func effects() -> EngineEffects { EngineEffects(handler: presentationHandler) }
+
+    /// The clock's media time at `host` (a pending seek's target while it is under way).
+    func currentTime(at host: MediaTime) -> MediaTime {
+        if let seek = seeks.last { return seek.target }
+        return clock.time(at: host, ended: isEnded)
+    }
+
+    // MARK: Queue events
+
+    /// `items.first` became current (or the queue emptied): a fresh timeline; audio restarts
+    /// unless this is a `gapless` natural advance (the feeder may already be on the new item).
+    mutating func becomeCurrent(gapless: Bool = false, into effects: inout EngineEffects) {
+        let current = items.first
+        let previousTime = handedEnd ?? clock.heldTime
+        itemIndex += 1
+        observers.forgetIntervals()
+        clock.jump(to: current?.state.withLock { $0.startTime } ?? .zero)
+        phase = current == nil ? .empty : .awaitingFirstFrame(jump: false)
+        handedEnd = nil
+        lastPresented = nil
+        if !gapless { audio.restart() }
+        for seek in seeks { if let completion = seek.completion { effects.actions.append(.complete(completion, finished: false)) } }
+        seeks.removeAll()
+        if let current {
+            effects.actions.append(.prepare(current))
+            // Looping: the copy is queued as soon as its original starts, so it is prepared
+            // (decoded, first frame ready) before the original ends, even in a queue of one.
+            if loops { items.append(current.copy()) }
+        }
+        effects.emit(.currentItemChanged(current))
+        if current == nil && clock.rate != 0 {
+            clock.setRate(0, at: .zero, ended: true)
+            observers.jumped(to: previousTime, into: &effects)
+            effects.emit(.rateChanged(0))
+        }
+        effects.actions.append(.wakeFeeder)
+    }
+
+    /// Opens the current item and the first one after it that has not failed, so it is decoded
+    /// and ready before the current one ends.
+    func prepareUpcoming(into effects: inout EngineEffects) {
+        guard let current = items.first else { return }
+        if current.status != .failed { effects.actions.append(.prepare(current)) }
+        if let next = items.dropFirst().first(where: { $0.status != .failed }) { effects.actions.append(.prepare(next)) }
+    }
+
+    /// Replaces the queue; returns the items no longer in it.
+    mutating func replaceItems(with newItems: [PlayerItem], into effects: inout EngineEffects) {
+        let oldCurrent = items.first
+        for item in items where !newItems.contains(where: { $0 === item }) { effects.actions.append(.release(item)) }
+        items = newItems
+        if items.first !== oldCurrent { becomeCurrent(into: &effects) }
+        prepareUpcoming(into: &effects)
+    }
+
+    /// Queues `item` after `after` (at the end when nil); false when it cannot be.
+    mutating func insert(_ item: PlayerItem, after: PlayerItem?, into effects: inout EngineEffects) -> Bool {
+        guard canInsert(item, after: after) else { return false }
+        if let after, let index = items.firstIndex(where: { $0 === after }) {
+            items.insert(item, at: index + 1)
+        } else {
+            items.append(item)
+        }
+        if items.count == 1 { becomeCurrent(into: &effects) }
+        prepareUpcoming(into: &effects)
+        return true
+    }
+
+    func canInsert(_ item: PlayerItem, after: PlayerItem?) -> Bool {
+        guard !invalidated, !items.contains(where: { $0 === item }), item.status != .failed else { return false }
+        if let after { return items.contains { $0 === after } }
+        return true
+    }
+
+    /// Takes `item` out of the queue; false when it was not queued.
+    mutating func remove(_ item: PlayerItem, into effects: inout EngineEffects) -> Bool {
+        guard let index = items.firstIndex(where: { $0 === item }) else { return false }
+        items.remove(at: index)
+        effects.actions.append(.release(item))
+        if index == 0 { becomeCurrent(into: &effects) }
+        prepareUpcoming(into: &effects)
+        return true
+    }
+
+    /// Looping turned on: the current item's copy is queued behind it.
+    mutating func setLoops(_ loops: Bool, into effects: inout EngineEffects) {
+        guard self.loops != loops else { return }
+        self.loops = loops
+        if loops, let current = items.first {
+            items.append(current.copy())
+            prepareUpcoming(into: &effects)
+        }
+    }
+
+    // MARK: Rate, seeks, failures
+
+    /// The rate changes at host time `now` (clamped by the caller); false when it cannot.
+    mutating func setRate(_ rate: Double, at now: MediaTime, into effects: inout EngineEffects) -> Bool {
+        // A failed player stays stopped (like AVPlayer, it must be replaced).
+        guard !invalidated, clock.rate != rate, playerStatus != .failed else { return false }
+        // Audio plays only at rate 1: entering or leaving it restarts the audio stream.
+        if (clock.rate == 1) != (rate == 1) { audio.restart() }
+        let time = clock.setRate(rate, at: now, ended: isEnded)
+        observers.jumped(to: time, into: &effects)
+        effects.emit(.rateChanged(rate))
+        effects.actions.append(.pauseAudio(rate == 0))
+        effects.actions.append(.wakeFeeder)
+        return true
+    }
+
+    /// A seek of the queued `item` to `target` started in its pipeline under `serial`.
+    mutating func seekStarted(
+        _ item: PlayerItem, serial: Int, target: MediaTime, completion: (@Sendable (Bool) -> Void)?, into effects: inout EngineEffects
+    ) {
+        guard items.first === item else {
+            // A later item starts there when its turn comes.
+            item.state.withLock { $0.startTime = target }
+            if let completion { effects.actions.append(.complete(completion, finished: true)) }
+            return
+        }
+        effects.actions.append(.flushAudio)
+        for seek in seeks { if let completion = seek.completion { effects.actions.append(.complete(completion, finished: false)) } }
+        seeks = [SeekRequest(item: item, serial: serial, target: target, completion: completion)]
+        phase = .awaitingFirstFrame(jump: true)
+        clock.jump(to: target)
+        handedEnd = nil
+        audio.restart()
+        effects.actions.append(.wakeFeeder)
+    }
+
+    /// An output can no longer work: the player fails for good and stops.
+    mutating func outputFailed(_ error: MediaError, at now: MediaTime, into effects: inout EngineEffects) -> Bool {
+        guard !invalidated, playerStatus != .failed else { return false }
+        playerStatus = .failed
+        playerError = error
+        effects.emit(.playerStatusChanged(.failed))
+        if clock.rate != 0 {
+            let time = clock.setRate(0, at: now, ended: isEnded)
+            audio.restart()
+            observers.jumped(to: time, into: &effects)
+            effects.emit(.rateChanged(0))
+        }
+        effects.actions.append(.pauseAudio(true))
+        effects.actions.append(.wakeFeeder)
+        return true
+    }
+
+    /// The index `item` has (or will have) in the presentation log, while it is queued.
+    func logIndex(of item: PlayerItem) -> Int? {
+        items.firstIndex { $0 === item }.map { itemIndex + $0 }
+    }
+}

@@ -1,0 +1,313 @@
+import Dispatch
+import Logging
+import MediaAsset
+import MediaSinks
+import MediaTime
+import Threading
+
+/// What happens when the current item reaches its end.
+public enum ActionAtItemEnd: String, Sendable, Hashable {
+    /// Play the next item (a ``QueuePlayer``'s default).
+    case advance
+    /// Pause at the end (a ``Player``'s default).
+    case pause
+    /// Do nothing: the last frame stays and the item stays current.
+    case none
+}
+
+/// The engine behind `Player` and `QueuePlayer`: the video frame source the display pulls from,
+/// the owner of the audio feeder, and the one lock around ``EngineState``.
+///
+/// Every entry point takes the lock, lets the state handle the event, releases the lock and then
+/// performs the ``EngineEffects`` the event returned: events, observers, completions, presentation
+/// records, item threads started or stopped, the sinks paused or flushed.
+///
+/// Lock order: this engine lock, then an item's lock, then that item's pipeline's lock. The state
+/// reads items and pipelines under the engine lock; items and pipelines never call the engine
+/// while holding their own lock, and nothing is called out of the engine with its lock held.
+final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
+    let state: ConditionLock<EngineState, EngineWaiter>
+    let videoSink: (any VideoSink)?
+    let audioSink: (any AudioSink)?
+    let clock: any HostClock
+    let audioFormat: AudioFormat
+    let events = EventHub<PlayerEvent>()
+    private let feeder: AudioFeeder?
+    private let teardown = DispatchGroup()
+    private let teardownQueue = DispatchQueue(label: "vitrine.player.teardown")
+
+    static let logger = Logger(label: "vitrine.playback")
+
+    init(videoSink: (any VideoSink)?, audioSink: (any AudioSink)?, clock: any HostClock) {
+        self.videoSink = videoSink
+        self.audioSink = audioSink
+        self.clock = clock
+        self.audioFormat = audioSink?.format ?? AudioFormat()
+        let engine = ConditionLock<EngineState, EngineWaiter>(EngineState())
+        state = engine
+        feeder = audioSink.map { AudioFeeder(engine: engine, sink: $0, clock: clock) }
+    }
+
+    /// Connects the sinks and starts the audio feeder. Called once by the player. A feeder that
+    /// cannot start fails the player (it could not play sound).
+    func start() {
+        videoSink?.setSource(self)
+        let outputFailed: @Sendable (MediaError) -> Void = { [weak self] error in self?.outputFailed(error) }
+        videoSink?.setFailureHandler(outputFailed)
+        audioSink?.setFailureHandler(outputFailed)
+        do throws(ThreadStartError) {
+            try feeder?.start()
+        } catch {
+            outputFailed(MediaError(source: "audio output", operation: "cannot feed", reason: .other, detail: "(\(error))"))
+        }
+    }
+
+    /// Stops every thread: the feeder, every item's pipeline. Waits for them.
+    func invalidate() {
+        let items: [PlayerItem]? = state.withLock { state in
+            guard !state.invalidated else { return nil }
+            state.invalidated = true
+            defer { state.items.removeAll() }
+            return state.items
+        }
+        // Only the first call tears down (a later or concurrent one returns at once).
+        guard let items else { return }
+        videoSink?.setSource(nil)
+        videoSink?.setFailureHandler(nil)
+        audioSink?.setFailureHandler(nil)
+        audioSink?.flush()
+        feeder?.wake()
+        feeder?.join()
+        for item in items { item.release() }
+        teardown.wait()
+        events.finish()
+    }
+
+    /// Runs `event` on the state under the lock, then performs what it asked for.
+    @discardableResult
+    private func handle<Result>(_ event: (inout EngineState, inout EngineEffects) -> Result) -> Result {
+        var effects = EngineEffects()
+        let result = state.withLock { state in
+            effects.handler = state.presentationHandler
+            return event(&state, &effects)
+        }
+        perform(effects)
+        return result
+    }
+
+    /// Performs an event's effects, outside the lock: presentation records first, then the
+    /// actions in the order they arose.
+    private func perform(_ effects: EngineEffects) {
+        if let handler = effects.handler { effects.records.forEach(handler) }
+        var wakesFeeder = false
+        for action in effects.actions {
+            switch action {
+            case .emit(let event): events.emit(event)
+            case .invoke(let observer, let time): observer.invoke(time)
+            case .complete(let completion, let finished): completion(finished)
+            case .prepare(let item): _ = item.prepare(core: self, audioFormat: audioFormat)
+            case .release(let item): teardownQueue.async(group: teardown) { item.release() }
+            case .pauseAudio(let paused): audioSink?.setPaused(paused)
+            case .flushAudio: audioSink?.flush()
+            case .wakeFeeder: wakesFeeder = true
+            }
+        }
+        if wakesFeeder { feeder?.wake() }
+    }
+
+    // MARK: Queue
+
+    var items: [PlayerItem] { state.withLock { $0.items } }
+    var currentItem: PlayerItem? { state.withLock { $0.items.first } }
+
+    func isCurrent(_ item: PlayerItem) -> Bool { state.withLock { $0.items.first === item } }
+
+    /// Replaces the whole queue.
+    func replaceItems(with newItems: [PlayerItem]) {
+        handle { state, effects in
+            guard !state.invalidated else { return }
+            state.replaceItems(with: newItems, into: &effects)
+        }
+        updatePlayerStatus(readyItem: nil)
+    }
+
+    func insert(_ item: PlayerItem, after: PlayerItem?) -> Bool {
+        let inserted = handle { state, effects in state.insert(item, after: after, into: &effects) }
+        if inserted { updatePlayerStatus(readyItem: nil) }
+        return inserted
+    }
+
+    func canInsert(_ item: PlayerItem, after: PlayerItem?) -> Bool {
+        state.withLock { $0.canInsert(item, after: after) }
+    }
+
+    func remove(_ item: PlayerItem) {
+        handle { state, effects in _ = state.remove(item, into: &effects) }
+    }
+
+    func advanceToNextItem() {
+        guard let current = currentItem else { return }
+        remove(current)
+    }
+
+    /// An item's status changed (from its pipeline's threads).
+    func itemStatusChanged(_ item: PlayerItem) {
+        let status = item.status
+        events.emit(.itemStatusChanged(item, status))
+        if status == .readyToPlay { updatePlayerStatus(readyItem: item) }
+        if status == .readyToPlay, item.isAudioEnabled, let problem = item.audioTrackError {
+            // An audio track no decoder can play: the item plays video only.
+            PlayerCore.logger.warning("playing video only: \(problem)")
+            handle { state, effects in
+                guard let index = state.logIndex(of: item) else { return }
+                effects.log(.audioUnavailable, itemIndex: index, source: item.url, time: nil, at: clock.now(), reason: problem.description)
+            }
+        }
+        if status == .readyToPlay && !item.hasVideo {
+            // Audio-only items present no frame: their readiness is logged when it happens.
+            handle { state, effects in
+                guard let index = state.logIndex(of: item) else { return }
+                effects.log(.itemReady, itemIndex: index, source: item.url, time: nil, at: clock.now())
+            }
+        }
+        handle { state, effects in
+            if status == .failed, let index = state.logIndex(of: item) {
+                state.prepareUpcoming(into: &effects)
+                effects.log(.itemFailed, itemIndex: index, source: item.url, time: nil, at: clock.now(),
+                            reason: item.error?.description ?? "unknown error")
+            }
+            // The feeder may be waiting for this item to be ready to go on into it.
+            effects.actions.append(.wakeFeeder)
+        }
+    }
+
+    // MARK: Player status
+
+    var playerStatus: Player.Status { state.withLock { $0.playerStatus } }
+    var playerError: MediaError? { state.withLock { $0.playerError } }
+
+    /// `.unknown` → `.readyToPlay` once the player has an output and an item of its own is ready
+    /// (`readyItem`, or any queued item when nil). Never leaves `.failed`.
+    private func updatePlayerStatus(readyItem: PlayerItem?) {
+        guard videoSink != nil || audioSink != nil else { return }
+        handle { state, effects in
+            guard !state.invalidated, state.playerStatus == .unknown else { return }
+            if let readyItem {
+                guard readyItem.status == .readyToPlay else { return }
+            } else {
+                guard state.items.contains(where: { $0.status == .readyToPlay }) else { return }
+            }
+            state.playerStatus = .readyToPlay
+            effects.emit(.playerStatusChanged(.readyToPlay))
+        }
+    }
+
+    /// An output reported that it can no longer work: the player fails for good and stops
+    /// (rate 0, no audio fed). Items keep their own status.
+    private func outputFailed(_ error: MediaError) {
+        let now = clock.now()
+        handle { state, effects in _ = state.outputFailed(error, at: now, into: &effects) }
+    }
+
+    // MARK: Rate and time
+
+    var rate: Double { state.withLock { $0.rate } }
+
+    func setRate(_ newRate: Double) {
+        let rate = newRate.isFinite ? min(max(newRate, 0), 4) : 0
+        let now = clock.now()
+        handle { state, effects in _ = state.setRate(rate, at: now, into: &effects) }
+    }
+
+    func setDefaultRate(_ rate: Double) { state.withLock { $0.defaultRate = rate } }
+    var defaultRate: Double { state.withLock { $0.defaultRate } }
+
+    var actionAtItemEnd: ActionAtItemEnd {
+        get { state.withLock { $0.actionAtItemEnd } }
+        set { state.withLock { $0.actionAtItemEnd = newValue } }
+    }
+
+    var loops: Bool {
+        get { state.withLock { $0.loops } }
+        set { handle { state, effects in state.setLoops(newValue, into: &effects) } }
+    }
+
+    var droppedFrames: Int { state.withLock { $0.droppedFrames } }
+
+    func setPresentationHandler(_ handler: (@Sendable (PresentationRecord) -> Void)?) {
+        // Items are opened as soon as they are queued, so one can fail before a handler is
+        // installed; replay those failures so the log never misses an item_failed.
+        let now = clock.now()
+        handle { state, effects in
+            state.presentationHandler = handler
+            effects.handler = handler
+            for (offset, item) in state.items.enumerated() where item.status == .failed {
+                effects.log(.itemFailed, itemIndex: state.itemIndex + offset, source: item.url, time: nil, at: now,
+                            reason: item.error?.description ?? "unknown error")
+            }
+        }
+    }
+
+    /// The current item's time now.
+    func currentTime() -> MediaTime {
+        let now = clock.now()
+        return state.withLock { $0.currentTime(at: now) }
+    }
+
+    // MARK: Seeking
+
+    func seek(item: PlayerItem, to requested: MediaTime, exact: Bool, completion: (@Sendable (Bool) -> Void)?) -> Bool {
+        var target = max(.zero, requested)
+        let duration = item.duration
+        if duration.isNumeric, target > duration { target = duration }
+        return handle { state, effects in
+            guard !state.invalidated, state.items.contains(where: { $0 === item }), let pipeline = item.pipeline else { return false }
+            let serial = pipeline.seek(to: target, exact: exact)
+            state.seekStarted(item, serial: serial, target: target, completion: completion, into: &effects)
+            return true
+        }
+    }
+
+    func cancelPendingSeeks(item: PlayerItem) {
+        let cancelled: [EngineState.SeekRequest] = state.withLock { state in
+            let mine = state.seeks.filter { $0.item === item }
+            state.seeks.removeAll { $0.item === item }
+            return mine
+        }
+        for seek in cancelled {
+            seek.completion?(false)
+            events.emit(.seekCompleted(item, seek.target, finished: false))
+        }
+    }
+
+    // MARK: Observers
+
+    func addObserver(_ kind: TimeObserver.Kind, queue: DispatchQueue?, block: @escaping @Sendable (MediaTime) -> Void) -> TimeObserverToken {
+        state.withLock { state in state.observers.add(kind, queue: queue, at: state.clock.heldTime, block: block) }
+    }
+
+    func removeObserver(_ token: TimeObserverToken) {
+        state.withLock { $0.observers.remove(token) }
+    }
+
+    // MARK: VideoFrameSource (the display's render thread)
+
+    func content(for tick: RefreshTick) -> VideoSinkContent? {
+        let reading = audioSink?.currentReading()
+        return handle { state, effects in state.content(for: tick, reading: reading, into: &effects) }
+    }
+
+    func didPresent(frameID: UInt64, at tick: RefreshTick) {
+        handle { state, effects in state.didPresent(frameID: frameID, at: tick, into: &effects) }
+    }
+
+    func didSkipRefresh(_ tick: RefreshTick) {}
+
+    // MARK: PacedFrameSource
+
+    func isWaitingForData() -> Bool {
+        let queued = (audioSink as? any AudioSinkBufferLevel)?.queuedDuration
+        let now = clock.now()
+        return state.withLock { $0.isWaitingForData(at: now, audioQueued: queued) }
+    }
+}
