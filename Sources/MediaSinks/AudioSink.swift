@@ -83,3 +83,14 @@ public protocol AudioSinkBufferLevel: AnyObject {
     /// Audio queued and not yet heard.
     var queuedDuration: MediaTime { get }
 }
+
+extension AudioBuffer {
+    /// The samples that start before `time`: the buffer cut at the sample nearest `time` (all of
+    /// it when it ends first, none when it starts at or after `time`).
+    public func cut(at time: MediaTime) -> AudioBuffer {
+        let kept = (time - presentationTime).convertScale(Int32(format.sampleRate)).value
+        guard kept < Int64(frameCount) else { return self }
+        let keptSamples = Int(max(0, kept)) * format.channelCount
+        return AudioBuffer(samples: Array(samples.prefix(keptSamples)), format: format, presentationTime: presentationTime)
+    }
+}

@@ -55,8 +55,6 @@ struct ItemPlan: Sendable {
     var gravity: ScreenGravity
     /// 0...1, applied to the soundtrack when the item becomes current.
     var volume: Float = 1
-    /// The out point: the first frame at or past it is not shown and the next item starts.
-    var end: MediaTime?
 }
 
 /// Sits between the engine and the display (a ``VideoSink`` to the engine, a ``VideoFrameSource`` to the
@@ -123,12 +121,11 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
     func content(for tick: RefreshTick) -> VideoSinkContent? {
         let (inner, player) = state.withLock { ($0.inner, $0.player) }
         guard let inner else { return nil }
-        var content = inner.content(for: tick)
+        let content = inner.content(for: tick)
         guard let player, let item = player.currentItem else { return content }
         let id = ObjectIdentifier(item)
         let layers = display.layers
         var changedPlan: ItemPlan?
-        var advance = false
         var immediate: [(PresentationEvent.Kind, String, MediaTime)] = []
         state.withLock { state in
             if state.current != id {
@@ -152,11 +149,6 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
             let time: MediaTime
             if let frame = content?.frame {
                 time = frame.presentationTime
-                if let end = plan.end, !plan.isStill, time >= end {
-                    // Past the out point: this frame is not shown; the next item starts.
-                    advance = true
-                    return
-                }
                 if let frameID = content?.frameID { state.frameOfCurrent.insert(frameID) }
             } else if plan.isStill, let first = state.firstPresented {
                 time = first.time + max(.zero, tick.hostTime - first.host)
@@ -193,10 +185,6 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
         }
         moveTickers(at: tick, layers: layers)
         if let changedPlan { onItemChange(changedPlan) }
-        if advance {
-            player.advanceToNextItem()
-            content = nil
-        }
         for (kind, label, time) in immediate { log.event(kind, time: time, at: tick.hostTime, detail: label) }
         return content
     }

@@ -7,28 +7,27 @@ import Schedule
 /// Turns a schedule's items into the engine's items and the show's plans.
 enum ShowItems {
     /// The engine item for one play of `item`; `withSound` false when the show has no audio output.
+    /// A trimmed item ends at its out point in the engine, as gaplessly as at the media's end.
     static func playerItem(for item: MediaItem, withSound: Bool) -> PlayerItem {
         let playerItem = PlayerItem(url: item.source.location)
         if item.source.isStill {
             playerItem.stillImageDuration = item.duration ?? MediaTime(value: 10, timescale: 1)
+        } else if item.outPoint != nil || item.duration != nil, let length = item.playDuration, length.isNumeric {
+            // Only a real cut needs an out point: the media's own end ends the item anyway.
+            playerItem.forwardPlaybackEndTime = (item.inPoint ?? .zero) + length
         }
         if item.isMuted || !withSound { playerItem.isAudioEnabled = false }
         return playerItem
     }
 
     /// What the show does while `item` plays: overlays placed in the media's timeline (cues count from
-    /// the in point), gravity, volume and out point.
+    /// the in point), gravity and volume.
     static func plan(for item: MediaItem, defaultGravity: ScreenGravity, screenWidth: Int, screenHeight: Int,
                      log: (String) -> Void) -> ItemPlan {
         let inPoint = item.source.isStill ? MediaTime.zero : (item.inPoint ?? .zero)
         var plan = ItemPlan(gravity: item.gravity.map(screenGravity) ?? defaultGravity)
         plan.isStill = item.source.isStill
         plan.volume = item.isMuted ? 0 : Float(min(max(item.volume, 0), 1))
-        if !item.source.isStill, let length = item.playDuration, length.isNumeric {
-            let end = inPoint + length
-            // Only a real cut needs the gate: the media's own end ends the item anyway.
-            if item.outPoint != nil || item.duration != nil { plan.end = end }
-        }
         for (overlay, range) in item.overlayTimeline() {
             guard let screen = screenOverlay(overlay, screenHeight: screenHeight, log: log) else { continue }
             let end: MediaTime? = range.end.isNumeric ? inPoint + range.end : nil

@@ -118,4 +118,51 @@ struct ItemSettingsTests {
         #expect(shown.prefix(2).map(\.time) == [MediaTime(value: 38, timescale: 25), MediaTime(value: 38, timescale: 25)])
         #expect(frames.first { $0.itemIndex == 2 }?.source == Fixtures.path("queue1.mp4"))
     }
+
+    @Test("at 60 Hz a seam after a trimmed item is as gapless as one after an item that plays to its end, sound included")
+    func trimmedSeamAt60Hz() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/seams.toml"
+        try """
+            version = 1
+            timezone = "UTC"
+            fallback = "main"
+            [[playlists.main.items]]
+            video = "\(Fixtures.path("h264_aac.mp4"))"
+            out = "1s"
+            [[playlists.main.items]]
+            video = "\(Fixtures.path("h264_aac.mp4"))"
+            [[playlists.main.items]]
+            video = "\(Fixtures.path("h264_aac.mp4"))"
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let clock = ManualClock(start: MediaTime(value: 1, timescale: 1))
+        let sink = RecordingAudioSink(clock: clock)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00Z"),
+                                         mode: DisplayMode(width: 320, height: 180, refreshMillihertz: 60_000), audioSink: sink, clock: clock)
+        defer { show.stop() }
+        try show.refresh(10)
+        let flushesAtStart = sink.flushCount
+        try show.refresh(700)
+        let frames = show.collector.frames
+        func seam(after index: Int) -> (refreshes: UInt64, elapsed: MediaTime)? {
+            guard let last = frames.last(where: { $0.itemIndex == index }), let next = frames.first(where: { $0.itemIndex == index + 1 }),
+                  let first = frames.first(where: { $0.itemIndex == index }) else { return nil }
+            return (next.refresh - last.refresh, next.presentedAt - first.presentedAt)
+        }
+        let trimmed = try #require(seam(after: 0))
+        let natural = try #require(seam(after: 1))
+        // A 25 fps frame spans 2 or 3 refreshes at 60 Hz; the seams are no different, trimmed or not.
+        #expect((2...3).contains(trimmed.refreshes), "trimmed seam: \(trimmed.refreshes) refreshes")
+        #expect((2...3).contains(natural.refreshes), "natural seam: \(natural.refreshes) refreshes")
+        // Each item starts when the previous one's end (out point or media end) is reached on the clock.
+        #expect(abs((trimmed.elapsed - MediaTime(value: 1, timescale: 1)).seconds) <= 1.0 / 60 + 1e-9, "\(trimmed.elapsed.seconds) s")
+        #expect(abs((natural.elapsed - MediaTime(value: 10, timescale: 1)).seconds) <= 1.0 / 60 + 1e-9, "\(natural.elapsed.seconds) s")
+        // The sound runs on through both seams: never flushed, its timeline continuous.
+        #expect(sink.flushCount == flushesAtStart)
+        let buffers = sink.recordedBuffers
+        #expect(zip(buffers, buffers.dropFirst()).allSatisfy { $1.presentationTime == $0.presentationTime + $0.duration })
+        #expect(frames.filter { $0.itemIndex == 0 }.count == 25)
+        #expect(frames.first { $0.itemIndex == 1 }?.presentationTime == .zero)
+    }
 }

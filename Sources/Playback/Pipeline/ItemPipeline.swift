@@ -15,8 +15,28 @@ struct QueuedPacket: Sendable {
 struct DecodedVideoFrame: Sendable {
     let frame: VideoFrame
     let serial: Int
+    /// Where the frame stops being shown: its own end, or the item's out point when that comes first.
+    let end: MediaTime
     var presentationTime: MediaTime { frame.presentationTime }
-    var end: MediaTime { frame.presentationTime + frame.duration }
+
+    init(frame: VideoFrame, serial: Int, endTime: MediaTime? = nil) {
+        self.frame = frame
+        self.serial = serial
+        let end = frame.presentationTime + frame.duration
+        if let endTime, end.isNumeric, end > endTime { self.end = endTime } else { self.end = end }
+    }
+}
+
+/// What became of a decoded frame or buffer offered to the pipeline's queue.
+private enum PushOutcome {
+    /// Queued for the engine.
+    case queued
+    /// Not queued: a seek made it stale, or it ends before an exact seek's target.
+    case dropped
+    /// At or past the item's out point: the stream is done for this serial.
+    case pastEnd
+    /// The pipeline is stopping.
+    case stopping
 }
 
 /// Decoded, resampled audio with the seek serial it was decoded under.
@@ -124,6 +144,8 @@ final class ItemPipeline: Sendable {
         var selectedSubtitleStream: Int?
         /// Every subtitle decoded so far, by start time (few and small: kept across seeks).
         var subtitles: [TimedSubtitle] = []
+        /// The out point (``PlayerItem/forwardPlaybackEndTime``): nothing at or after it is queued.
+        var endTime: MediaTime?
 
         /// Whether the demuxer should wait: too many bytes queued, or every played stream has
         /// enough queued.
@@ -163,13 +185,13 @@ final class ItemPipeline: Sendable {
 
     init(
         source: String, audioFormat: AudioFormat, audioEnabled: Bool, videoThreadCount: Int = 0,
-        stillImageDuration: MediaTime? = nil, onEvent: @escaping @Sendable (Event) -> Void
+        stillImageDuration: MediaTime? = nil, endTime: MediaTime? = nil, onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.source = source
         self.stillImageDuration = stillImageDuration
         self.videoThreadCount = videoThreadCount
         self.audioFormat = audioFormat
-        self.lock = ConditionLock(Shared(audioWanted: audioEnabled))
+        self.lock = ConditionLock(Shared(audioWanted: audioEnabled, endTime: endTime))
         self.onEvent = onEvent
     }
 
@@ -359,6 +381,19 @@ final class ItemPipeline: Sendable {
         lock.withLock { $0.subtitles.last { $0.start <= time && time < $0.end } }
     }
 
+    /// Moves the out point. What is already queued past it is dropped; a stream that already
+    /// stopped at an earlier out point goes on only after a seek.
+    func setEndTime(_ end: MediaTime?) {
+        lock.withLock { state in
+            state.endTime = end
+            guard let end else { return }
+            state.videoFrames.removeAll { $0.presentationTime >= end }
+            state.audioBuffers.removeAll { $0.buffer.presentationTime >= end }
+            state.audioBufferedDuration = state.audioBuffers.reduce(.zero) { $0 + $1.buffer.duration }
+        }
+        lock.broadcastAll()
+    }
+
     /// Applies a selection made before the input was opened.
     func preselect(audioStream: Int?, subtitleStream: Int?) {
         lock.withLock { state in
@@ -450,7 +485,8 @@ final class ItemPipeline: Sendable {
         while true {
             var seekTarget: MediaTime?
             let readSerial: Int? = lock.withLock(waitingFor: .demux, until: { state in
-                state.stopping || state.pendingSeek != nil || !(state.demuxFinishedSerial == state.serial || state.queuesFull)
+                state.stopping || state.pendingSeek != nil
+                    || !(state.demuxFinishedSerial == state.serial || state.queuesFull || state.decodeFinished)
             }) { state in
                 if state.stopping { return nil }
                 seekTarget = state.pendingSeek
@@ -563,7 +599,9 @@ final class ItemPipeline: Sendable {
                             state.audioQueuedDuration = max(.zero, state.audioQueuedDuration - duration)
                         }
                     }
-                    return (packet.serial == state.serial ? .packet(packet) : nil, true)
+                    // Packets of an older serial, or of a stream that reached the out point, are dropped.
+                    let finished = video ? state.videoFinishedSerial : state.audioFinishedSerial
+                    return (packet.serial == state.serial && finished != state.serial ? .packet(packet) : nil, true)
                 }
                 return (.drain(serial: state.serial), false)
             }
@@ -594,7 +632,14 @@ final class ItemPipeline: Sendable {
                 let decoded = box
                 box = Frame()
                 guard let frame = converter.convert(decoded, presentationTime: pts, duration: frameDuration) else { continue }
-                if !push(video: DecodedVideoFrame(frame: frame, serial: cursor.serial)) { return }
+                switch push(video: frame, serial: cursor.serial) {
+                case .queued, .dropped: continue
+                case .stopping: return
+                case .pastEnd:
+                    // The out point: this stream ends here, as at the end of the input.
+                    finishDrain(serial: cursor.serial, failure: nil, video: true)
+                }
+                break
             }
             if let drainSerial { finishDrain(serial: drainSerial, failure: cursor.failures.failure, video: true) }
         }
@@ -620,23 +665,24 @@ final class ItemPipeline: Sendable {
         return pts.isNumeric ? pts : .zero
     }
 
-    /// Queues a frame, waiting for room. Returns `false` when the pipeline stops.
-    private func push(video frame: DecodedVideoFrame) -> Bool {
-        let queued: Bool? = lock.withLock(waitingFor: .videoRoom, until: { state in
-            state.stopping || state.serial != frame.serial || state.videoFrames.count < ItemPipeline.videoFrameCapacity
+    /// Queues a frame decoded under `serial`, waiting for room.
+    private func push(video frame: VideoFrame, serial: Int) -> PushOutcome {
+        let outcome: PushOutcome = lock.withLock(waitingFor: .videoRoom, until: { state in
+            state.stopping || state.serial != serial || state.videoFrames.count < ItemPipeline.videoFrameCapacity
         }) { state in
-            if state.stopping { return nil }
-            guard state.serial == frame.serial else { return false }
-            if let discardBefore = state.discardBefore, frame.end <= discardBefore { return false }
-            state.videoFrames.append(frame)
-            return true
+            if state.stopping { return .stopping }
+            guard state.serial == serial else { return .dropped }
+            if let end = state.endTime, frame.presentationTime >= end { return .pastEnd }
+            let decoded = DecodedVideoFrame(frame: frame, serial: serial, endTime: state.endTime)
+            if let discardBefore = state.discardBefore, decoded.end <= discardBefore { return .dropped }
+            state.videoFrames.append(decoded)
+            return .queued
         }
-        guard let queued else { return false }
-        if queued {
+        if outcome == .queued {
             lock.broadcast(.consumer)
             checkReady()
         }
-        return true
+        return outcome
     }
 
     private func audioDecodeLoop(_ initialDecoder: Decoder, resampler: AudioResampler, startTime: MediaTime) {
@@ -668,32 +714,45 @@ final class ItemPipeline: Sendable {
                 let pts = presentationTime(of: box, decoder: decoder, cursor: cursor, startTime: startTime)
                 guard let buffer = resampler.convert(box, presentationTime: pts) else { continue }
                 cursor.nextPTS = pts + buffer.duration
-                if !push(audio: DecodedAudioBuffer(buffer: buffer, serial: cursor.serial)) { return }
+                switch push(audio: buffer, serial: cursor.serial) {
+                case .queued, .dropped: continue
+                case .stopping: return
+                case .pastEnd:
+                    finishDrain(serial: cursor.serial, failure: nil, video: false)
+                }
+                break
             }
             if let drainSerial { finishDrain(serial: drainSerial, failure: cursor.failures.failure, video: false) }
         }
     }
 
-    private func push(audio buffer: DecodedAudioBuffer) -> Bool {
-        let queued: Bool? = lock.withLock(waitingFor: .audioRoom, until: { state in
-            state.stopping || state.serial != buffer.serial || !state.audioWanted
+    /// Queues audio decoded under `serial`, waiting for room; cut at the out point to the sample.
+    private func push(audio decoded: AudioBuffer, serial: Int) -> PushOutcome {
+        let outcome: PushOutcome = lock.withLock(waitingFor: .audioRoom, until: { state in
+            state.stopping || state.serial != serial || !state.audioWanted
                 || state.audioBufferedDuration < ItemPipeline.audioBufferedDuration
         }) { state in
-            if state.stopping { return nil }
-            guard state.serial == buffer.serial, state.audioWanted else { return false }
-            if let discardBefore = state.discardBefore, buffer.buffer.presentationTime + buffer.buffer.duration <= discardBefore {
-                return false
+            if state.stopping { return .stopping }
+            guard state.serial == serial, state.audioWanted else { return .dropped }
+            var buffer = decoded
+            if let end = state.endTime {
+                guard buffer.presentationTime < end else { return .pastEnd }
+                buffer = buffer.cut(at: end)
             }
-            state.audioBuffers.append(buffer)
-            state.audioBufferedDuration = state.audioBufferedDuration + buffer.buffer.duration
-            return true
+            if let discardBefore = state.discardBefore, buffer.presentationTime + buffer.duration <= discardBefore {
+                return .dropped
+            }
+            state.audioBuffers.append(DecodedAudioBuffer(buffer: buffer, serial: serial))
+            state.audioBufferedDuration = state.audioBufferedDuration + buffer.duration
+            // The buffer that reaches the out point is the stream's last.
+            if let end = state.endTime, buffer.presentationTime + buffer.duration >= end { return .pastEnd }
+            return .queued
         }
-        guard let queued else { return false }
-        if queued {
+        if outcome == .queued || outcome == .pastEnd {
             lock.broadcast(.consumer)
             checkReady()
         }
-        return true
+        return outcome
     }
 
     /// Reports `.ready` once: first video frame decoded (or no video) and audio primed.

@@ -74,6 +74,10 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         var startTime: MediaTime = .zero
         /// How long a single picture (a still image) stays on screen.
         var stillImageDuration: MediaTime?
+        /// Where forward playback ends (``MediaTime/invalid``: at the end of the media).
+        var forwardPlaybackEndTime: MediaTime = .invalid
+        /// Where reverse playback ends (``MediaTime/invalid``: at the start of the media).
+        var reversePlaybackEndTime: MediaTime = .invalid
         var selectedAudio: MediaSelectionOption?
         var selectedLegible: MediaSelectionOption?
         var legibleChosen = false
@@ -118,8 +122,15 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     /// A fresh item for the same media (used by looping: an item plays once).
     public func copy() -> PlayerItem {
         let item = asset.map { PlayerItem(asset: $0, automaticallyLoadedAssetKeys: automaticallyLoadedAssetKeys) } ?? PlayerItem(url: url)
-        let (audioEnabled, still) = state.withLock { ($0.audioEnabled, $0.stillImageDuration) }
-        item.state.withLock { $0.audioEnabled = audioEnabled; $0.stillImageDuration = still }
+        let (audioEnabled, still, forwardEnd, reverseEnd) = state.withLock {
+            ($0.audioEnabled, $0.stillImageDuration, $0.forwardPlaybackEndTime, $0.reversePlaybackEndTime)
+        }
+        item.state.withLock {
+            $0.audioEnabled = audioEnabled
+            $0.stillImageDuration = still
+            $0.forwardPlaybackEndTime = forwardEnd
+            $0.reversePlaybackEndTime = reverseEnd
+        }
         return item
     }
 
@@ -201,6 +212,37 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         }
     }
 
+    // MARK: Out points
+
+    /// The time at which forward playback ends, as `AVPlayerItem.forwardPlaybackEndTime`:
+    /// ``MediaTime/invalid`` (the default) plays to the end of the media.
+    ///
+    /// The item ends there exactly as at the end of its media: the last frame that starts before
+    /// the out point is shown until the out point (its own end, when that comes first), the sound
+    /// is cut at the sample nearest it, and a queue goes on into the next item without a gap — its
+    /// sound follows with no flush, its first frame comes at the refresh the out point reaches.
+    /// Nothing at or past the out point is decoded. Set it before the item plays; a later out
+    /// point set while it plays takes effect only for what is still to be decoded (seek to apply
+    /// it to what already ended).
+    public var forwardPlaybackEndTime: MediaTime {
+        get { state.withLock { $0.forwardPlaybackEndTime } }
+        set {
+            let pipeline = state.withLock { state -> ItemPipeline? in
+                state.forwardPlaybackEndTime = newValue
+                return state.pipeline
+            }
+            pipeline?.setEndTime(newValue.isNumeric ? newValue : nil)
+        }
+    }
+
+    /// The time at which reverse playback ends, as `AVPlayerItem.reversePlaybackEndTime`:
+    /// ``MediaTime/invalid`` (the default) is the start of the media. Vitrine plays forward only
+    /// (rates 0 to 4), so it bounds nothing yet; it is kept with the item and its copies.
+    public var reversePlaybackEndTime: MediaTime {
+        get { state.withLock { $0.reversePlaybackEndTime } }
+        set { state.withLock { $0.reversePlaybackEndTime = newValue } }
+    }
+
     // MARK: Media selection
 
     /// Selects an audio language (`.audible` group) or a subtitle track (`.legible` group; `nil`
@@ -280,7 +322,8 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
             if state.status == .failed { return (nil, .zero, false) }
             if let existing = state.pipeline { return (existing, .zero, false) }
             let pipeline = ItemPipeline(
-                source: url, audioFormat: audioFormat, audioEnabled: state.audioEnabled, stillImageDuration: state.stillImageDuration
+                source: url, audioFormat: audioFormat, audioEnabled: state.audioEnabled, stillImageDuration: state.stillImageDuration,
+                endTime: state.forwardPlaybackEndTime.isNumeric ? state.forwardPlaybackEndTime : nil
             ) { [weak self] event in
                 self?.handle(event)
             }
