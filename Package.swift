@@ -1,6 +1,6 @@
 // swift-tools-version: 6.1
 // Vitrine: a boot-to-playback digital-signage player for Linux.
-// Layers point one way; see ../shared/DESIGN.md (copied into README.md's overview).
+// Layers point one way; docs/architecture.md describes the modules, threads and lock order.
 
 import PackageDescription
 
@@ -26,6 +26,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     ],
@@ -86,6 +87,8 @@ let package = Package(
                 "MediaTime", "MediaAsset", "MediaSinks", "Playback", "Display", "Audio", "Schedule", "ShowRunner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
             swiftSettings: strict),
 

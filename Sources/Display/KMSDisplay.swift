@@ -17,7 +17,7 @@ import Glibc
 /// flip is in flight; the flip event's vblank timestamp is the presentation time the engine sees. A flip
 /// that does not complete within 3 s is reported (``DisplayEvent/flipTimedOut(seconds:)``) and the
 /// output is set up again. An unplugged screen is re-probed every 2 s while playback goes on, and set
-/// again when it returns. ``stop()`` (and SIGTERM/SIGINT after ``restoreOnTerminationSignals()``)
+/// again when it returns. ``stop()`` (which `vitrine` runs on SIGTERM/SIGINT)
 /// puts back the CRTC found at start and drops master.
 public final class KMSDisplay: Display {
     public let mode: DisplayMode
@@ -63,7 +63,6 @@ public final class KMSDisplay: Display {
         self.name = "KMS \(backend.cardPath) \(backend.output.connectorName) \(backend.mode.displayMode)"
         loop = try RenderLoop(backend: backend, refreshInterval: mode.refreshInterval, rotation: rotation,
                               gravity: gravity, pacing: .timer, clock: MonotonicClock(), logger: logger)
-        KMSDisplay.live.withLock { $0.append(WeakDisplay(self)) }
         logger.info("KMS display ready", metadata: [
             "card": "\(backend.cardPath)", "connector": "\(backend.output.connectorName)",
             "mode": "\(mode)", "modesetting": "\(backend.usesAtomic ? "atomic" : "legacy")",
@@ -81,24 +80,6 @@ public final class KMSDisplay: Display {
     public func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { loop.setEventHandler(handler) }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
-
-    // MARK: Restoring the screen on SIGTERM/SIGINT
-
-    private final class WeakDisplay: Sendable {
-        nonisolated(unsafe) weak var display: KMSDisplay?
-        init(_ display: KMSDisplay) { self.display = display }
-    }
-    private static let live = Mutex<[WeakDisplay]>([])
-
-    /// Stops every live KMS display (restoring the CRTCs found at start, dropping master). Safe to call from
-    /// a signal-handling task; the process can exit afterwards.
-    public static func stopAll() {
-        let displays = live.withLock { list -> [KMSDisplay] in
-            defer { list.removeAll() }
-            return list.compactMap(\.display)
-        }
-        for display in displays { display.stop() }
-    }
 }
 
 /// The KMS display's device: DRM fd, GBM surface, EGL on GBM, modesetting and flips. Render thread only
@@ -117,7 +98,6 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
     private var gbmDevice: OpaquePointer?
     private var gbmSurface: OpaquePointer?
     private var egl: EGLRenderContext?
-    private var framebuffers: [UInt: UInt32] = [:]  // gbm_bo address → DRM framebuffer id
     private var scannedOut: OpaquePointer?  // the bo on screen
     private var needsModeset = true
     private var connected = true
@@ -308,14 +288,22 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
         return .nanoseconds(flip.nanoseconds)
     }
 
+    /// The DRM framebuffer of a GBM buffer: made the first time the buffer is scanned out, kept as
+    /// the buffer's user data, and removed by GBM's destroy callback when the buffer goes (the
+    /// surface is destroyed), as kmscube does — so a framebuffer lives exactly as long as its buffer.
+    /// The corresponding C functions are `drmModeAddFB`, `gbm_bo_set_user_data` and `drmModeRmFB`.
     private func framebufferID(for bo: OpaquePointer) throws(DisplayError) -> UInt32 {
-        let key = UInt(bitPattern: Int(bitPattern: bo))
-        if let known = framebuffers[key] { return known }
+        if let data = gbm_bo_get_user_data(bo) { return Unmanaged<ScanoutFramebuffer>.fromOpaque(data).takeUnretainedValue().id }
         var id: UInt32 = 0
         let status = drmModeAddFB(fd, gbm_bo_get_width(bo), gbm_bo_get_height(bo), 24, 32,
                                   gbm_bo_get_stride(bo), gbm_bo_get_handle(bo).u32, &id)
         guard status == 0 else { throw .drm("drmModeAddFB", errnoText(-status)) }
-        framebuffers[key] = id
+        let record = Unmanaged.passRetained(ScanoutFramebuffer(fd: fd, id: id)).toOpaque()
+        gbm_bo_set_user_data(bo, record) { _, data in
+            guard let data else { return }
+            let framebuffer = Unmanaged<ScanoutFramebuffer>.fromOpaque(data).takeRetainedValue()
+            drmModeRmFB(framebuffer.fd, framebuffer.id)
+        }
         return id
     }
 
@@ -379,8 +367,6 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
             drmModeFreeCrtc(saved)
         }
         if modeBlob != 0 { drmModeDestroyPropertyBlob(fd, modeBlob) }
-        for id in framebuffers.values { drmModeRmFB(fd, id) }
-        framebuffers.removeAll()
         if let previous = scannedOut, let gbmSurface { gbm_surface_release_buffer(gbmSurface, previous) }
         scannedOut = nil
         egl?.destroy()
@@ -391,6 +377,16 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
         gbmDevice = nil
         drmDropMaster(fd)
         close(fd)
+    }
+}
+
+/// A DRM framebuffer id and the device it belongs to: a GBM buffer's user data.
+private final class ScanoutFramebuffer {
+    let fd: Int32
+    let id: UInt32
+    init(fd: Int32, id: UInt32) {
+        self.fd = fd
+        self.id = id
     }
 }
 

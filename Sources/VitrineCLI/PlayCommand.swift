@@ -7,6 +7,7 @@ import Playback
 import Schedule
 import ShowRunner
 import MediaSinks
+import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -184,12 +185,10 @@ struct PlayCommand: AsyncParsableCommand {
         let requests = screenshotAt.compactMap { try? ScreenshotRequest(parsing: $0) }
         let screenshots = requests.isEmpty ? nil : ScreenshotTaker(display: screen, requests: requests)
         let log = ShowLog(writer: writer, screenshots: screenshots)
-        // SIGTERM/SIGINT: restore a KMS screen, flush the presentation log, exit 128+N.
-        KMSDisplay.restoreOnTerminationSignals { _ in log.close() }
         let limit = duration.map { MediaTime(seconds: $0, preferredTimescale: 1000) }
-        let started = MonotonicClock().now()
-        var failed = false
 
+        let playback: PlaybackService.Playback
+        var watcher: Task<Int, Never>?
         if let schedule {
             let clock: ShowClock
             if let startAt {
@@ -200,15 +199,9 @@ struct PlayCommand: AsyncParsableCommand {
             } else {
                 clock = .system(offsetSeconds: clockOffset ?? 0)
             }
-            let show = ShowRunner(schedule: schedule, display: screen, audioSink: soundtrack, log: log,
-                                  configuration: .init(clock: clock, gravity: gravity.flatMap(VideoGravity.init(commandLineName:))),
-                                  logger: Logger(label: "vitrine.show"))
-            show.start()
-            while true {
-                try? await Task.sleep(for: .milliseconds(20))
-                if let limit, MonotonicClock().now() - started >= limit { break }
-            }
-            show.stop()
+            playback = .show(ShowRunner(schedule: schedule, display: screen, audioSink: soundtrack, log: log,
+                                        configuration: .init(clock: clock, gravity: gravity.flatMap(VideoGravity.init(commandLineName:))),
+                                        logger: Logger(label: "vitrine.show")))
         } else {
             // The queue owns the items: once played they are released.
             let player = QueuePlayer(items: [], videoSink: screen, audioSink: soundtrack)
@@ -216,22 +209,32 @@ struct PlayCommand: AsyncParsableCommand {
             player.setPresentationHandler { log.record($0) }
             // Queued after the handler is set: an item failing at once still gets its item_failed line.
             for item in makeItems() { player.insert(item, after: nil) }
-            let watcher = watchFailures(of: player)
-            player.play()
-            while true {
-                try? await Task.sleep(for: .milliseconds(20))
-                if player.items().isEmpty { break }
-                if let limit, MonotonicClock().now() - started >= limit { break }
-            }
-            player.invalidate()  // ends the event stream, so the watcher finishes
-            failed = await watcher.value >= files.count
+            watcher = watchFailures(of: player)
+            playback = .queue(player)
         }
-        screen.stop()
+
+        // Started in this order, stopped the other way round on SIGTERM/SIGINT, at the end or after
+        // --duration: playback, then the screen (restored on KMS), the sound (the PCM drained), the log.
+        var services: [any Service] = [PresentationLogService { log.close() }]
+        if let output {
+            let input = soundtrack
+            services.append(AudioService(output: output) {
+                mix?.stop()
+                input?.close()
+            })
+        }
+        services.append(DisplayService(display: screen))
+        services.append(PlaybackService(playback: playback, limit: limit, clock: MonotonicClock(), pollInterval: .milliseconds(20)))
+        do { try await ServiceRunner.run(services, logger: logger) } catch {
+            printError("vitrine play: stopping: \(error)")
+            throw ExitCode(1)
+        }
+        var failed = false
+        if let watcher { failed = await watcher.value >= files.count }
         for problem in screenshots?.finish() ?? [] {
             printError("vitrine play: screenshot \(problem)")
             failed = true
         }
-        log.close()
         if failed { throw ExitCode(1) }
     }
 
@@ -283,17 +286,18 @@ struct PlayCommand: AsyncParsableCommand {
         if let writer { player.setPresentationHandler { writer.write($0) } }
         for item in makeItems() { player.insert(item, after: nil) }
         let watcher = watchFailures(of: player)
-        player.play()
-        let start = clock.now()
         let limit = duration.map { MediaTime(seconds: $0, preferredTimescale: 1000) }
-        while true {
-            try? await Task.sleep(for: .milliseconds(simulatedClock ? 2 : 20))
-            if player.items().isEmpty { break }
-            if let limit, clock.now() - start >= limit { break }
+        let services: [any Service] = [
+            PresentationLogService {
+                videoSink.stop()
+                writer?.close()
+            },
+            PlaybackService(playback: .queue(player), limit: limit, clock: clock, pollInterval: .milliseconds(simulatedClock ? 2 : 20)),
+        ]
+        do { try await ServiceRunner.run(services, logger: Logger(label: "vitrine.play")) } catch {
+            printError("vitrine play: stopping: \(error)")
+            throw ExitCode(1)
         }
-        player.invalidate()
-        videoSink.stop()
-        writer?.close()
         if await watcher.value >= files.count { throw ExitCode(1) }
     }
 

@@ -6,13 +6,14 @@ import MediaTime
 import Playback
 import Synchronization
 import MediaSinks
+import ServiceLifecycle
 #if canImport(Glibc)
 import Glibc
 #endif
 
 /// `vitrine test-pattern`: shows a known picture on a display — quadrants red, green, blue and white with a
 /// text caption — for installers checking a screen and for the KMS proof in a VM.
-struct TestPatternCommand: ParsableCommand {
+struct TestPatternCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "test-pattern",
         abstract: "Show a test pattern (red, green, blue, white quadrants and a caption) on a display.")
@@ -50,7 +51,7 @@ struct TestPatternCommand: ParsableCommand {
         }
     }
 
-    func run() throws {
+    func run() async throws {
         var logger = Logger(label: "vitrine")
         logger.logLevel = .info
         let configuration: DisplayConfiguration
@@ -65,17 +66,41 @@ struct TestPatternCommand: ParsableCommand {
             printError("vitrine test-pattern: \(error)")
             throw ExitCode(1)
         }
-        KMSDisplay.restoreOnTerminationSignals()
         let source = PatternSource(animated: animate, limit: frames)
         screen.setSource(source)
         screen.layers.add(Overlay(.text("Vitrine test pattern", TextStyle(pixelSize: 32, background: .translucentBlack, alignment: .center)),
                                   frame: .relative(x: 0.2, y: 0.42, width: 0.6, height: 0.16)))
+        // The pattern stays up for --seconds or until SIGTERM/SIGINT; then the display stops (on KMS:
+        // the screen found at start is put back) and the command exits 0.
+        let watch = PatternWatch(command: self, source: source, screen: screen)
+        do { try await ServiceRunner.run([DisplayService(display: screen), watch], logger: logger) } catch {
+            printError("vitrine test-pattern: stopping: \(error)")
+            throw ExitCode(1)
+        }
+        let (announced, reported) = watch.outcome
+        if animate && !reported {
+            report(source, on: screen)
+        }
+        if !announced {
+            printError("vitrine test-pattern: the pattern was never presented")
+            throw ExitCode(1)
+        }
+        if let frames, source.statistics.0 < frames {
+            printError("vitrine test-pattern: only \(source.statistics.0) of \(frames) frames were presented in \(MediaTime.format(seconds: seconds, decimals: 1)) s")
+            throw ExitCode(1)
+        }
+    }
+
+    /// Watches the pattern until --seconds pass: announces it once presented (and takes the
+    /// screenshot), reports the frame count once --frames were presented. Returns whether it was
+    /// announced and reported.
+    fileprivate func watch(_ source: PatternSource, on screen: any Display) async -> (announced: Bool, reported: Bool) {
         let clock = MonotonicClock()
         let end = clock.now() + MediaTime(seconds: seconds, preferredTimescale: 1000)
         var announced = false
         var reported = false
-        while clock.now() < end {
-            clock.sleep(until: clock.now() + MediaTime(value: 1, timescale: 20))
+        while clock.now() < end, !Task.isCancelled {
+            try? await Task.sleep(for: .milliseconds(50))
             if !announced, let tick = source.presented {
                 // Flushed at once: scripts wait for this line while the pattern is still up.
                 print("vitrine: pattern presented on \(screen.name) at \(MediaTime.format(seconds: tick.hostTime.seconds, decimals: 6))")
@@ -94,18 +119,7 @@ struct TestPatternCommand: ParsableCommand {
                 reported = true
             }
         }
-        screen.stop()
-        if animate && !reported {
-            report(source, on: screen)
-        }
-        if !announced {
-            printError("vitrine test-pattern: the pattern was never presented")
-            throw ExitCode(1)
-        }
-        if let frames, source.statistics.0 < frames {
-            printError("vitrine test-pattern: only \(source.statistics.0) of \(frames) frames were presented in \(MediaTime.format(seconds: seconds, decimals: 1)) s")
-            throw ExitCode(1)
-        }
+        return (announced, reported)
     }
 
     /// Prints how many frames were presented and their mean interval (flushed: scripts wait for it).
@@ -114,6 +128,29 @@ struct TestPatternCommand: ParsableCommand {
         let interval = count > 1 ? (last - first).seconds / Double(count - 1) * 1000 : 0
         print("vitrine: presented \(count) frames, mean interval \(MediaTime.format(seconds: interval, decimals: 2)) ms, refresh \(MediaTime.format(seconds: screen.refreshInterval.seconds * 1000, decimals: 2)) ms")
         fflush(nil)
+    }
+}
+
+/// The pattern's watch as the group's driving service: it ends after --seconds (shutting the
+/// group down) or when the group shuts down (SIGTERM, SIGINT).
+private final class PatternWatch: Service, CustomStringConvertible {
+    private let command: TestPatternCommand
+    private let source: PatternSource
+    private let screen: any Display
+    private let result = Mutex<(announced: Bool, reported: Bool)>((false, false))
+
+    init(command: TestPatternCommand, source: PatternSource, screen: any Display) {
+        self.command = command
+        self.source = source
+        self.screen = screen
+    }
+
+    var description: String { "test pattern" }
+    var outcome: (announced: Bool, reported: Bool) { result.withLock { $0 } }
+
+    func run() async throws {
+        let watched = await cancelWhenGracefulShutdown { [command, source, screen] in await command.watch(source, on: screen) }
+        result.withLock { $0 = watched }
     }
 }
 

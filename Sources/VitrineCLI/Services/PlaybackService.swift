@@ -1,0 +1,42 @@
+import MediaTime
+import Playback
+import ServiceLifecycle
+import ShowRunner
+
+/// Playback as a service: a schedule's show or a queue of files, played until the queue runs out,
+/// `--duration` passes, or the group shuts down (SIGTERM, SIGINT). It is the first to stop, and
+/// when it ends by itself it shuts the group down.
+struct PlaybackService: Service, CustomStringConvertible {
+    enum Playback: Sendable {
+        case show(ShowRunner)
+        case queue(QueuePlayer)
+    }
+
+    let playback: Playback
+    /// How long to play, measured on `clock`.
+    let limit: MediaTime?
+    let clock: any HostClock
+    /// How often to look whether playback is over (shorter on a simulated clock).
+    let pollInterval: Duration
+
+    var description: String { "playback" }
+
+    func run() async throws {
+        let started = clock.now()
+        switch playback {
+        case .show(let show): show.start()
+        case .queue(let player): player.play()
+        }
+        await cancelWhenGracefulShutdown {
+            while !Task.isCancelled {
+                try? await Task.sleep(for: pollInterval)
+                if case .queue(let player) = playback, player.items().isEmpty { return }
+                if let limit, clock.now() - started >= limit { return }
+            }
+        }
+        switch playback {
+        case .show(let show): show.stop()
+        case .queue(let player): player.invalidate()
+        }
+    }
+}
