@@ -17,9 +17,9 @@ let package = Package(
         .library(name: "MediaTime", targets: ["MediaTime"]),
         .library(name: "MediaAsset", targets: ["MediaAsset"]),
         .library(name: "Playback", targets: ["Playback"]),
-        .library(name: "Display", targets: ["Display"]),
+        .library(name: "Displays", targets: ["Displays"]),
         .library(name: "Audio", targets: ["Audio"]),
-        .library(name: "Schedule", targets: ["Schedule"]),
+        .library(name: "Scheduling", targets: ["Scheduling"]),
         .library(name: "ShowRunner", targets: ["ShowRunner"]),
     ],
     dependencies: [
@@ -63,7 +63,7 @@ let package = Package(
             ],
             swiftSettings: strict),
         .target(
-            name: "Display",
+            name: "Displays",
             dependencies: ["CDRM", "CEGL", "CFreeType", "MediaSinks", "MediaAsset", "MediaTime", "Threading", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
@@ -71,20 +71,20 @@ let package = Package(
             dependencies: ["CALSA", "MediaSinks", "MediaAsset", "MediaTime", "Threading", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
-            name: "Schedule",
-            dependencies: ["MediaTime"],
+            name: "Scheduling",
+            dependencies: ["MediaTime", "MediaSinks"],
             swiftSettings: strict),
         .target(
             name: "ShowRunner",
             dependencies: [
-                "Schedule", "Playback", "Display", "Audio", "MediaAsset", "MediaSinks", "MediaTime", "Threading",
+                "Scheduling", "Playback", "Displays", "Audio", "MediaAsset", "MediaSinks", "MediaTime", "Threading",
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
         .executableTarget(
             name: "VitrineCLI",
             dependencies: [
-                "MediaTime", "MediaAsset", "MediaSinks", "Playback", "Display", "Audio", "Schedule", "ShowRunner",
+                "MediaTime", "MediaAsset", "MediaSinks", "Playback", "Displays", "Audio", "Scheduling", "ShowRunner",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -102,19 +102,19 @@ let package = Package(
         .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreads"]),
         .testTarget(name: "MediaAssetTests", dependencies: ["MediaAsset", "MediaSinks", "MediaTime"]),
         .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
-        .testTarget(name: "DisplayTests", dependencies: ["Display", "Playback", "MediaAsset", "MediaSinks", "MediaTime"]),
+        .testTarget(name: "DisplayTests", dependencies: ["Displays", "Playback", "MediaAsset", "MediaSinks", "MediaTime"]),
         .testTarget(name: "AudioTests", dependencies: ["Audio", "Playback", "MediaAsset", "MediaSinks", "MediaTime", "ChildProcesses"]),
         .testTarget(
             name: "ScheduleTests",
             dependencies: [
-                "Schedule", "MediaTime",
+                "Scheduling", "MediaSinks", "MediaTime",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 // The reference parser for values on valid documents; kept out of the product (it pulls ICU).
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]),
         .testTarget(
             name: "ShowRunnerTests",
-            dependencies: ["ShowRunner", "Schedule", "Playback", "Display", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
+            dependencies: ["ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
         .testTarget(name: "VitrineCLITests", dependencies: ["MediaTime", "ChildProcesses"]),
     ],
     swiftLanguageModes: [.v6]

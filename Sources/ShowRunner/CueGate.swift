@@ -1,4 +1,4 @@
-import Display
+import Displays
 import MediaTime
 import Playback
 import Synchronization
@@ -8,7 +8,7 @@ import MediaSinks
 struct TickerSpec: Sendable {
     let text: String
     /// The text's looks (no background: the bar is ``background``).
-    let style: ScreenTextStyle
+    let style: TextStyle
     /// The rectangle in screen pixels.
     let x: Int, y: Int, width: Int, height: Int
     /// The line's width in pixels (an upper estimate, so it never wraps).
@@ -16,14 +16,18 @@ struct TickerSpec: Sendable {
     /// Pixels per second.
     let speed: Double
     /// The bar behind the text: the overlay's background colour over its rectangle (transparent without one).
-    let background: ScreenOverlay
+    let background: OverlayLayer
     let zIndex: Int
     let opacity: Double
 
-    /// The text overlay with its left edge `offset` pixels from the rectangle's right edge, leftwards.
-    func line(at offset: Int) -> ScreenOverlay {
-        ScreenOverlay(.text(text, style), frame: .pixels(x: x + width - offset, y: y, width: lineWidth, height: height),
-                      zIndex: zIndex, opacity: opacity)
+    /// The text overlay, first placed with its left edge at the rectangle's right edge.
+    var line: OverlayLayer {
+        OverlayLayer(.text(text, style), frame: frame(at: 0), zIndex: zIndex, opacity: opacity)
+    }
+
+    /// Where the line is when its left edge is `offset` pixels from the rectangle's right edge, leftwards.
+    func frame(at offset: Int) -> OverlayFrame {
+        .pixels(x: x + width - offset, y: y, width: lineWidth, height: height)
     }
 
     /// How far the text has run after `elapsed`: it enters at the right, leaves at the left, and starts again.
@@ -38,7 +42,7 @@ struct TickerSpec: Sendable {
 struct CueSpec: Sendable {
     /// Names the overlay in the log ("logo.png at 00:00:02").
     let label: String
-    let overlay: ScreenOverlay
+    let overlay: OverlayLayer
     /// Set for a scrolling text: the gate moves it at every refresh (``overlay`` is then its bar).
     var ticker: TickerSpec? = nil
     /// The media time from which it shows: the first frame at or after it carries it.
@@ -52,7 +56,7 @@ struct ItemPlan: Sendable {
     var cues: [CueSpec] = []
     /// A still picture: its media time advances with the display while its one frame stays.
     var isStill = false
-    var gravity: ScreenGravity
+    var gravity: VideoGravity
     /// 0...1, applied to the soundtrack when the item becomes current.
     var volume: Float = 1
 }
@@ -164,7 +168,7 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
                 }
                 if let ticker = cue.ticker {
                     state.shown[index] = layers.add(ticker.background)
-                    state.tickers[index] = (layers.add(ticker.line(at: 0)), 0, tick.hostTime)
+                    state.tickers[index] = (layers.add(ticker.line), 0, tick.hostTime)
                 } else {
                     state.shown[index] = layers.add(cue.overlay)
                 }
@@ -190,15 +194,16 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
     }
 
     /// Tickers run on the display's clock: every refresh moves them, whether or not a new frame came.
+    /// The line is rasterised once; moving it only shifts where its texture is drawn.
     private func moveTickers(at tick: RefreshTick, layers: LayerStack) {
         state.withLock { state in
             guard let plan = state.plan else { return }
             for (index, running) in state.tickers {
                 guard let ticker = plan.cues[index].ticker else { continue }
                 let offset = ticker.offset(after: tick.hostTime - running.since)
-                guard abs(offset - running.offset) >= 2 || offset < running.offset else { continue }
-                layers.remove(running.line)
-                state.tickers[index] = (layers.add(ticker.line(at: offset)), offset, running.since)
+                guard offset != running.offset else { continue }
+                layers.move(running.line, to: ticker.frame(at: offset))
+                state.tickers[index] = (running.line, offset, running.since)
             }
         }
     }

@@ -1,6 +1,6 @@
 import MediaAsset
 import MediaTime
-public import Schedule
+public import Scheduling
 
 /// Reads a schedule file, probes its media with FFmpeg (for lengths, which place items and cues) and
 /// validates it. A schedule with errors is not returned: its diagnostics are.

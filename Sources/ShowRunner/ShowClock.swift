@@ -1,5 +1,5 @@
 public import MediaTime
-public import Schedule
+public import Scheduling
 #if canImport(Glibc)
 import Glibc
 #endif

@@ -1,8 +1,9 @@
-import Display
+import Displays
 import MediaAsset
+import MediaSinks
 import MediaTime
 import Playback
-import Schedule
+import Scheduling
 
 /// Turns a schedule's items into the engine's items and the show's plans.
 enum ShowItems {
@@ -22,10 +23,10 @@ enum ShowItems {
 
     /// What the show does while `item` plays: overlays placed in the media's timeline (cues count from
     /// the in point), gravity and volume.
-    static func plan(for item: MediaItem, defaultGravity: ScreenGravity, screenWidth: Int, screenHeight: Int,
+    static func plan(for item: MediaItem, defaultGravity: VideoGravity, screenWidth: Int, screenHeight: Int,
                      log: (String) -> Void) -> ItemPlan {
         let inPoint = item.source.isStill ? MediaTime.zero : (item.inPoint ?? .zero)
-        var plan = ItemPlan(gravity: item.gravity.map(screenGravity) ?? defaultGravity)
+        var plan = ItemPlan(gravity: item.gravity ?? defaultGravity)
         plan.isStill = item.source.isStill
         plan.volume = item.isMuted ? 0 : Float(min(max(item.volume, 0), 1))
         for (overlay, range) in item.overlayTimeline() {
@@ -38,15 +39,7 @@ enum ShowItems {
         return plan
     }
 
-    static func screenGravity(_ gravity: ScheduledGravity) -> ScreenGravity {
-        switch gravity {
-        case .resizeAspect: .resizeAspect
-        case .resizeAspectFill: .resizeAspectFill
-        case .resize: .resize
-        }
-    }
-
-    static func label(_ overlay: ScheduledOverlay) -> String {
+    static func label(_ overlay: Overlay) -> String {
         let what: String
         switch overlay.content {
         case .image(let path): what = path.split(separator: "/").last.map(String.init) ?? path
@@ -56,9 +49,9 @@ enum ShowItems {
     }
 
     /// The compositor's overlay for a schedule overlay; `nil` (logged) when its picture cannot be read.
-    static func screenOverlay(_ overlay: ScheduledOverlay, screenHeight: Int, log: (String) -> Void) -> ScreenOverlay? {
+    static func screenOverlay(_ overlay: Overlay, screenHeight: Int, log: (String) -> Void) -> OverlayLayer? {
         let frame = OverlayFrame.relative(x: overlay.rect.x, y: overlay.rect.y, width: overlay.rect.width, height: overlay.rect.height)
-        let content: ScreenOverlay.Content
+        let content: OverlayLayer.Content
         switch overlay.content {
         case .image(let path):
             do { content = .image(try RGBAImage(contentsOf: path)) } catch {
@@ -68,16 +61,16 @@ enum ShowItems {
         case .text(let style):
             // The font size is a fraction of the rectangle's height.
             let pixels = max(8, Int((style.fontSize * overlay.rect.height * Double(screenHeight)).rounded()))
-            content = .text(style.text, ScreenTextStyle(
-                pixelSize: pixels, color: screenColor(style.color), background: style.background.map(screenColor),
+            content = .text(style.text, TextStyle(
+                pixelSize: pixels, color: style.color, background: style.background,
                 alignment: .center, padding: max(2, pixels / 6)))
         }
-        return ScreenOverlay(content, frame: frame, zIndex: overlay.zIndex, opacity: overlay.opacity,
+        return OverlayLayer(content, frame: frame, zIndex: overlay.zIndex, opacity: overlay.opacity,
                              fadeIn: overlay.fadeIn, fadeOut: overlay.fadeOut)
     }
 
     /// A scrolling text overlay's motion and looks; `nil` for anything else.
-    static func ticker(_ overlay: ScheduledOverlay, screenWidth: Int, screenHeight: Int) -> TickerSpec? {
+    static func ticker(_ overlay: Overlay, screenWidth: Int, screenHeight: Int) -> TickerSpec? {
         guard case .text(let style) = overlay.content, let speed = style.tickerSpeed, speed > 0 else { return nil }
         let x = Int((overlay.rect.x * Double(screenWidth)).rounded()), y = Int((overlay.rect.y * Double(screenHeight)).rounded())
         let width = Int((overlay.rect.width * Double(screenWidth)).rounded())
@@ -89,14 +82,10 @@ enum ShowItems {
         // The bar: the background colour over the whole rectangle (transparent without one).
         let pixel: [UInt8] = style.background.map { [$0.red, $0.green, $0.blue, $0.alpha] } ?? [0, 0, 0, 0]
         let bar = RGBAImage(width: width, height: height, pixels: [UInt8]((0..<(width * height)).flatMap { _ in pixel }))
-        let background = ScreenOverlay(.image(bar), frame: .pixels(x: x, y: y, width: width, height: height), zIndex: overlay.zIndex,
+        let background = OverlayLayer(.image(bar), frame: .pixels(x: x, y: y, width: width, height: height), zIndex: overlay.zIndex,
                                        opacity: overlay.opacity, fadeIn: overlay.fadeIn, fadeOut: overlay.fadeOut)
-        let text = ScreenTextStyle(pixelSize: pixels, color: screenColor(style.color), background: nil, alignment: .leading, padding: 0)
+        let text = TextStyle(pixelSize: pixels, color: style.color, background: nil, alignment: .leading, padding: 0)
         return TickerSpec(text: style.text, style: text, x: x, y: y, width: width, height: height, lineWidth: lineWidth,
                           speed: speed * Double(width), background: background, zIndex: overlay.zIndex, opacity: overlay.opacity)
-    }
-
-    static func screenColor(_ color: ScheduledColor) -> ScreenColor {
-        ScreenColor(red: color.red, green: color.green, blue: color.blue, alpha: color.alpha)
     }
 }

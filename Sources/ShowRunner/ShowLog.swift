@@ -1,4 +1,4 @@
-public import Display
+public import Displays
 import Dispatch
 import MediaTime
 public import Playback

@@ -1,9 +1,9 @@
-public import Display
+public import Displays
 import Dispatch
 public import Logging
 public import MediaTime
 public import Playback
-public import Schedule
+public import Scheduling
 public import MediaSinks
 
 /// Plays a schedule: resolves the programme at the show clock's instant, feeds a ``QueuePlayer`` with
@@ -31,9 +31,9 @@ public final class ShowRunner: @unchecked Sendable {
         /// Watch the schedule file for changes (inotify).
         public var watchesFile: Bool
         /// Overrides the schedule's gravity (the command line's `--gravity`).
-        public var gravity: ScreenGravity?
+        public var gravity: VideoGravity?
 
-        public init(clock: ShowClock = .system(), automaticTicks: Bool = true, watchesFile: Bool = true, gravity: ScreenGravity? = nil) {
+        public init(clock: ShowClock = .system(), automaticTicks: Bool = true, watchesFile: Bool = true, gravity: VideoGravity? = nil) {
             self.clock = clock
             self.automaticTicks = automaticTicks
             self.watchesFile = watchesFile
@@ -261,7 +261,7 @@ public final class ShowRunner: @unchecked Sendable {
         } else if state.mediaTime > millisecond {
             item.seek(to: state.mediaTime, toleranceBefore: .zero, toleranceAfter: .zero)
         }
-        let gravity = configuration.gravity ?? ShowItems.screenGravity(schedule.display.gravity)
+        let gravity = configuration.gravity ?? schedule.display.gravity
         var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.outputSize.width,
                                   screenHeight: display.outputSize.height) { [logger] in
             logger.warning("\($0)")

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Display
+import Displays
 import MediaAsset
 import MediaTime
 import Playback
@@ -57,8 +57,8 @@ struct BenchCompositeCommand: ParsableCommand {
     }
 
     private func addOverlays(to display: HeadlessDisplay) {
-        display.layers.add(Overlay(.image(Self.logo()), frame: .relative(x: 0.78, y: 0.04, width: 0.18, height: 0.12)))
-        display.layers.add(Overlay(
+        display.layers.add(OverlayLayer(.image(Self.logo()), frame: .relative(x: 0.78, y: 0.04, width: 0.18, height: 0.12)))
+        display.layers.add(OverlayLayer(
             .text("Vitrine — composite benchmark. Opening hours: 9:00–18:00", TextStyle(pixelSize: 40, background: .translucentBlack)),
             frame: .relative(x: 0.05, y: 0.82, width: 0.9, height: 0.12)))
     }

@@ -1,10 +1,10 @@
 import ArgumentParser
 import Audio
-import Display
+import Displays
 import Logging
 import MediaTime
 import Playback
-import Schedule
+import Scheduling
 import ShowRunner
 import MediaSinks
 import ServiceLifecycle

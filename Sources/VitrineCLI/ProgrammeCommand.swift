@@ -1,5 +1,5 @@
 import ArgumentParser
-import Schedule
+import Scheduling
 
 /// `vitrine programme SCHEDULE --from … --to …`: the resolved timeline, for checking a schedule
 /// before it goes out.

@@ -1,6 +1,6 @@
 import MediaAsset
 import MediaTime
-import Schedule
+import Scheduling
 
 /// Probes a schedule's media with FFmpeg (through `Asset`) before validation, so that
 /// `vitrine validate` knows media lengths (for cues and trims) and finds files FFmpeg cannot read.

@@ -1,5 +1,5 @@
 import ArgumentParser
-import Display
+import Displays
 import Logging
 import MediaAsset
 import MediaTime
@@ -68,7 +68,7 @@ struct TestPatternCommand: AsyncParsableCommand {
         }
         let source = PatternSource(animated: animate, limit: frames)
         screen.setSource(source)
-        screen.layers.add(Overlay(.text("Vitrine test pattern", TextStyle(pixelSize: 32, background: .translucentBlack, alignment: .center)),
+        screen.layers.add(OverlayLayer(.text("Vitrine test pattern", TextStyle(pixelSize: 32, background: .translucentBlack, alignment: .center)),
                                   frame: .relative(x: 0.2, y: 0.42, width: 0.6, height: 0.16)))
         // The pattern stays up for --seconds or until SIGTERM/SIGINT; then the display stops (on KMS:
         // the screen found at start is put back) and the command exits 0.

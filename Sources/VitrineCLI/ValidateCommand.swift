@@ -1,5 +1,5 @@
 import ArgumentParser
-import Schedule
+import Scheduling
 
 /// `vitrine validate FILE`: checks a schedule's syntax and meaning and lists every problem.
 struct ValidateCommand: AsyncParsableCommand {

@@ -1,4 +1,4 @@
-import Display
+import Displays
 import Foundation
 import MediaTime
 import Playback

@@ -1,6 +1,7 @@
-import Display
+import Displays
 import Foundation
 import MediaTime
+import MediaSinks
 import Testing
 
 /// The display factory the command line uses, on a machine without a DRM device.

@@ -1,5 +1,6 @@
-import Display
+import Displays
 import MediaTime
+import MediaSinks
 import Testing
 
 @Suite("Display modes and options")

@@ -1,6 +1,7 @@
-import Display
+import Displays
 import MediaTime
 import Playback
+import MediaSinks
 import Testing
 
 /// Where the video lands for each gravity and output rotation, checked on real EGL pixels.

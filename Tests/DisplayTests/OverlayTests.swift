@@ -1,4 +1,4 @@
-import Display
+import Displays
 import Foundation
 import MediaAsset
 import MediaTime
@@ -32,7 +32,7 @@ struct OverlayTests {
     func pixelRectangle() throws {
         let (display, _, _) = try Self.blueScreen()
         defer { display.stop() }
-        display.layers.add(Overlay(.image(Self.solidImage(.red)), frame: .pixels(x: 20, y: 10, width: 40, height: 20)))
+        display.layers.add(OverlayLayer(.image(Self.solidImage(.red)), frame: .pixels(x: 20, y: 10, width: 40, height: 20)))
         try display.refresh()
         let shot = try display.screenshot().image
         #expect(shot.rgb(21, 11) == .red)
@@ -47,7 +47,7 @@ struct OverlayTests {
     func relativeRectangle() throws {
         let (display, _, _) = try Self.blueScreen()
         defer { display.stop() }
-        display.layers.add(Overlay(.image(Self.solidImage(.green, width: 40, height: 22)),
+        display.layers.add(OverlayLayer(.image(Self.solidImage(.green, width: 40, height: 22)),
                                    frame: .relative(x: 0.5, y: 0.5, width: 0.25, height: 0.25)))
         try display.refresh()
         let shot = try display.screenshot().image
@@ -62,8 +62,8 @@ struct OverlayTests {
         let (display, _, _) = try Self.blueScreen()
         defer { display.stop() }
         let rect = OverlayFrame.pixels(x: 0, y: 0, width: 40, height: 20)
-        display.layers.add(Overlay(.image(Self.solidImage(.white)), frame: rect, zIndex: 2))
-        display.layers.add(Overlay(.image(Self.solidImage(.red)), frame: rect, zIndex: 1))
+        display.layers.add(OverlayLayer(.image(Self.solidImage(.white)), frame: rect, zIndex: 2))
+        display.layers.add(OverlayLayer(.image(Self.solidImage(.red)), frame: rect, zIndex: 1))
         try display.refresh()
         #expect(try display.screenshot().image.rgb(10, 10) == .white)
     }
@@ -72,7 +72,7 @@ struct OverlayTests {
     func opacity() throws {
         let (display, _, _) = try Self.blueScreen()
         defer { display.stop() }
-        display.layers.add(Overlay(.image(Self.solidImage(.red)), frame: .pixels(x: 0, y: 0, width: 40, height: 20), opacity: 0.25))
+        display.layers.add(OverlayLayer(.image(Self.solidImage(.red)), frame: .pixels(x: 0, y: 0, width: 40, height: 20), opacity: 0.25))
         try display.refresh()
         #expect(try display.screenshot().image.rgb(10, 10).isClose(to: RGB(r: 64, g: 0, b: 191), tolerance: 3))
     }
@@ -82,7 +82,7 @@ struct OverlayTests {
         let (display, clock, _) = try Self.blueScreen()
         defer { display.stop() }
         let second = MediaTime(value: 1, timescale: 1), half = MediaTime(value: 1, timescale: 2)
-        let id = display.layers.add(Overlay(.image(Self.solidImage(.red)), frame: .pixels(x: 0, y: 0, width: 40, height: 20),
+        let id = display.layers.add(OverlayLayer(.image(Self.solidImage(.red)), frame: .pixels(x: 0, y: 0, width: 40, height: 20),
                                             fadeIn: second, fadeOut: second))
         let probe = { () throws -> RGB in try display.screenshot().image.rgb(10, 10) }
 
@@ -123,7 +123,7 @@ struct OverlayTests {
         await withTaskGroup(of: Void.self) { group in
             for column in 0..<4 {
                 group.addTask {
-                    layers.add(Overlay(.image(Self.solidImage(.white, width: 10, height: 10)),
+                    layers.add(OverlayLayer(.image(Self.solidImage(.white, width: 10, height: 10)),
                                        frame: .pixels(x: column * 40, y: 0, width: 10, height: 10)))
                 }
             }

@@ -1,4 +1,4 @@
-import Display
+import Displays
 import MediaAsset
 import MediaTime
 import Playback

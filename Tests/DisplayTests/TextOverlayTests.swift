@@ -1,7 +1,8 @@
-import Display
+import Displays
 import MediaAsset
 import MediaTime
 import Playback
+import MediaSinks
 import Testing
 
 /// Text overlays and subtitles drawn with FreeType and DejaVu Sans.
@@ -41,7 +42,7 @@ struct TextOverlayTests {
         let display = try Self.blackScreen()
         defer { display.stop() }
         let style = TextStyle(pixelSize: 20, color: .white, background: RGBAColor(red: 255, green: 0, blue: 0), padding: 4)
-        display.layers.add(Overlay(.text("Grüße, Vitrine!", style), frame: .pixels(x: 40, y: 50, width: 240, height: 60)))
+        display.layers.add(OverlayLayer(.text("Grüße, Vitrine!", style), frame: .pixels(x: 40, y: 50, width: 240, height: 60)))
         try display.refresh()
         let shot = try display.screenshot().image
         let glyphs = try #require(Self.bounds(shot, where: Self.isGlyph))
@@ -61,7 +62,7 @@ struct TextOverlayTests {
         for width in [320, 90] {
             let display = try Self.blackScreen()
             defer { display.stop() }
-            display.layers.add(Overlay(.text(words, TextStyle(pixelSize: 16)), frame: .pixels(x: 0, y: 0, width: width, height: 180)))
+            display.layers.add(OverlayLayer(.text(words, TextStyle(pixelSize: 16)), frame: .pixels(x: 0, y: 0, width: width, height: 180)))
             try display.refresh()
             let glyphs = try #require(Self.bounds(try display.screenshot().image, where: Self.isGlyph))
             #expect(glyphs.maxX < width)
@@ -76,7 +77,7 @@ struct TextOverlayTests {
     func alignment(_ alignment: TextAlignment) throws {
         let display = try Self.blackScreen()
         defer { display.stop() }
-        display.layers.add(Overlay(.text("Hi", TextStyle(pixelSize: 24, alignment: alignment, padding: 10)),
+        display.layers.add(OverlayLayer(.text("Hi", TextStyle(pixelSize: 24, alignment: alignment, padding: 10)),
                                    frame: .pixels(x: 0, y: 0, width: 320, height: 60)))
         try display.refresh()
         let glyphs = try #require(Self.bounds(try display.screenshot().image, where: Self.isGlyph))
@@ -92,7 +93,7 @@ struct TextOverlayTests {
     func colour() throws {
         let display = try Self.blackScreen()
         defer { display.stop() }
-        display.layers.add(Overlay(.text("MMMM", TextStyle(pixelSize: 40, color: RGBAColor(red: 0, green: 255, blue: 0))),
+        display.layers.add(OverlayLayer(.text("MMMM", TextStyle(pixelSize: 40, color: RGBAColor(red: 0, green: 255, blue: 0))),
                                    frame: .pixels(x: 0, y: 0, width: 320, height: 80)))
         try display.refresh()
         let shot = try display.screenshot().image

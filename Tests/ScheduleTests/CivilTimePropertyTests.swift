@@ -1,6 +1,6 @@
 import PropertyBased
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 @Suite("Calendar and zone arithmetic properties")
 struct CivilTimePropertyTests {

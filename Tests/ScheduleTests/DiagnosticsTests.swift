@@ -1,7 +1,7 @@
 import Foundation
 import MediaTime
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 /// `vitrine validate`'s checks: each kind of mistake is reported at file:line(:column).
 @Suite("Validation reports each mistake where it was made")

@@ -1,7 +1,7 @@
 import Foundation
 import MediaTime
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 /// The schedules in Schedules/ are documentation: they must stay valid and mean what they say.
 @Suite("Example schedules")

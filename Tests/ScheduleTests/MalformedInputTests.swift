@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 /// Bad input gets diagnostics, never a crash or a hang.
 @Suite("Malformed schedules")

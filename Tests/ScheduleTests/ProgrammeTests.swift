@@ -1,7 +1,7 @@
 import Foundation
 import MediaTime
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 @Suite("Programme report (vitrine programme)")
 struct ProgrammeTests {

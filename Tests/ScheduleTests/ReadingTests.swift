@@ -1,7 +1,8 @@
 import Foundation
+import MediaSinks
 import MediaTime
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 @Suite("Reading TOML and JSON schedules")
 struct ReadingTests {

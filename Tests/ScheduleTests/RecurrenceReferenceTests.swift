@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 /// Recurrence expansion checked against python-dateutil's rrule on randomised rules.
 @Suite("Recurrence matches python-dateutil")

@@ -1,6 +1,6 @@
 import MediaTime
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 /// Windows around daylight-saving changes, in the zones operators use most.
 @Suite("Resolver across DST transitions")

@@ -1,6 +1,6 @@
 import MediaTime
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 @Suite("Resolver: what plays now and what changes next")
 struct ResolverTests {

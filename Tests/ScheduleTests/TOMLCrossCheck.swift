@@ -1,5 +1,5 @@
 import TOMLKit
-@testable import Schedule
+@testable import Scheduling
 
 /// Compares what ``TOMLPositionReader`` reads with what TOMLKit (toml++) reads, for tests: the
 /// position reader supplies the values the schedule uses, so it must agree with the reference

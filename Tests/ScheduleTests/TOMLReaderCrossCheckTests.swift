@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 /// The position reader must read every valid document exactly as TOMLKit (toml++) does.
 @Suite("TOML position reader agrees with TOMLKit")

@@ -1,5 +1,5 @@
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 /// What the TOML reader says about invalid documents, and that it stays total on hostile ones.
 @Suite("TOML reader errors")

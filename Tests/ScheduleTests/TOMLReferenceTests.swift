@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 /// The TOML reader against Python's `tomllib` (scripts/toml_reference.py): the same verdict on
 /// every document, and the same values on every document both accept.

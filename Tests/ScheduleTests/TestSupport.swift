@@ -1,6 +1,6 @@
 import Foundation
 import MediaTime
-@testable import Schedule
+@testable import Scheduling
 
 /// The package's root folder, found from this file's path.
 let packageRoot: String = {

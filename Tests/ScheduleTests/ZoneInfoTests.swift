@@ -1,6 +1,6 @@
 import Foundation
 import Testing
-@testable import Schedule
+@testable import Scheduling
 
 @Suite("Time zones from TZif files")
 struct ZoneInfoTests {

@@ -1,8 +1,8 @@
-import Display
+import Displays
 import Foundation
 import MediaTime
 import Playback
-import Schedule
+import Scheduling
 @testable import ShowRunner
 import Synchronization
 import SinkDoubles

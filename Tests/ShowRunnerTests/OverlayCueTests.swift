@@ -1,10 +1,10 @@
-import Display
+import Displays
 import Foundation
 import MediaTime
 import MediaSinks
 import Playback
 import SinkDoubles
-import Schedule
+import Scheduling
 @testable import ShowRunner
 import Testing
 
@@ -199,10 +199,14 @@ struct TickerTests {
         }
         try show.refresh(50 + 25)   // 1 s to the cue, then 0.5 s of running
         let early = try #require(try textLeftEdge())
+        let layersEarly = show.display.layers.overlayIDs
         try show.refresh(25)        // 0.5 s later
         let later = try #require(try textLeftEdge())
-        // 0.25 widths per second of 320 px is 80 px/s: 40 px in 0.5 s (the line moves in steps of 2 px).
+        // 0.25 widths per second of 320 px is 80 px/s: 40 px in 0.5 s.
         #expect(abs((early - later) - 40) <= 3, "moved \(early - later) px in 0.5 s")
+        // The line moved without being replaced: the same two layers (bar and text), rasterised once.
+        #expect(layersEarly.count == 2)
+        #expect(show.display.layers.overlayIDs == layersEarly)
         #expect(early > 240 && early < 300, "entered from the right: \(early)")
         #expect(show.collector.events(.overlayShown).count == 1)
     }

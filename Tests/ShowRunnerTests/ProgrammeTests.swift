@@ -1,10 +1,10 @@
-import Display
+import Displays
 import Foundation
 import MediaTime
 import MediaSinks
 import Playback
 import SinkDoubles
-import Schedule
+import Scheduling
 @testable import ShowRunner
 import Testing
 

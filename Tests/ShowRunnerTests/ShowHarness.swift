@@ -1,10 +1,10 @@
-import Display
+import Displays
 import Foundation
 import MediaAsset
 import MediaTime
 import Playback
 import SinkDoubles
-import Schedule
+import Scheduling
 @testable import ShowRunner
 import Synchronization
 import MediaSinks

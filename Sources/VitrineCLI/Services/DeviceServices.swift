@@ -1,5 +1,5 @@
 import Audio
-import Display
+import Displays
 import ServiceLifecycle
 
 /// The display as a service: it runs until the group shuts down, then stops rendering and

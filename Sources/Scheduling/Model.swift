@@ -1,3 +1,4 @@
+public import MediaSinks
 public import MediaTime
 
 /// A schedule: what plays when on one screen. Read with ``ScheduleReader``; see Schedules/README.md
@@ -77,16 +78,6 @@ public struct DisplaySettings: Sendable, Hashable {
         self.gravity = gravity
         self.connector = connector
     }
-}
-
-/// AVLayerVideoGravity's three ways to fit a picture in a rectangle.
-public enum VideoGravity: String, Sendable, Hashable, CaseIterable {
-    /// Fit inside, keeping the aspect ratio (letterbox or pillarbox). File value "fit".
-    case resizeAspect = "fit"
-    /// Fill, keeping the aspect ratio, cropping the excess. File value "fill".
-    case resizeAspectFill = "fill"
-    /// Stretch to the rectangle. File value "stretch".
-    case resize = "stretch"
 }
 
 /// What the watchdog does when an item fails.
@@ -383,34 +374,6 @@ public struct OverlayRect: Sendable, Hashable {
         self.y = y
         self.width = width
         self.height = height
-    }
-}
-
-/// An 8-bit-per-channel colour.
-public struct RGBAColor: Sendable, Hashable, CustomStringConvertible {
-    public var red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8
-    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
-        self.red = red
-        self.green = green
-        self.blue = blue
-        self.alpha = alpha
-    }
-
-    public static let white = RGBAColor(red: 255, green: 255, blue: 255)
-
-    /// "#RRGGBB" or "#RRGGBBAA".
-    public init?(parsing text: String) {
-        guard text.hasPrefix("#"), text.count == 7 || text.count == 9, let value = UInt32(text.dropFirst(), radix: 16) else { return nil }
-        if text.count == 7 {
-            self.init(red: UInt8(value >> 16 & 0xFF), green: UInt8(value >> 8 & 0xFF), blue: UInt8(value & 0xFF))
-        } else {
-            self.init(red: UInt8(value >> 24 & 0xFF), green: UInt8(value >> 16 & 0xFF), blue: UInt8(value >> 8 & 0xFF), alpha: UInt8(value & 0xFF))
-        }
-    }
-
-    public var description: String {
-        let hex = [red, green, blue, alpha].map { b in let s = String(b, radix: 16, uppercase: true); return s.count == 1 ? "0" + s : s }
-        return "#" + hex.joined()
     }
 }
 

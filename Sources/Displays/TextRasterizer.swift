@@ -1,4 +1,5 @@
 internal import CFreeType
+import MediaSinks
 import MediaAsset
 
 /// Why text could not be drawn.

@@ -51,26 +51,6 @@ public struct DisplayMode: Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-/// How the video fills the screen, as `AVLayerVideoGravity`.
-public enum VideoGravity: String, Sendable, Hashable, CaseIterable {
-    /// Fit inside, keeping the aspect ratio: letterbox or pillarbox bars.
-    case resizeAspect
-    /// Fill the screen, keeping the aspect ratio: the overflow is cropped.
-    case resizeAspectFill
-    /// Stretch to the screen, ignoring the aspect ratio.
-    case resize
-
-    /// The command line's names: `fit`, `fill`, `stretch`.
-    public init?(commandLineName: String) {
-        switch commandLineName {
-        case "fit": self = .resizeAspect
-        case "fill": self = .resizeAspectFill
-        case "stretch": self = .resize
-        default: return nil
-        }
-    }
-}
-
 /// A clockwise rotation by a multiple of 90 degrees.
 public enum Rotation: Int, Sendable, Hashable, CaseIterable {
     case none = 0

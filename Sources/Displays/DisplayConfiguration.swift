@@ -1,4 +1,5 @@
 public import Logging
+public import MediaSinks
 public import MediaTime
 #if canImport(Glibc)
 import Glibc

@@ -1,4 +1,5 @@
 import FoundationEssentials
+import MediaSinks
 import MediaTime
 
 /// The two spellings of a schedule.

@@ -1,31 +1,6 @@
 public import MediaAsset
+public import MediaSinks
 public import MediaTime
-
-/// An 8-bit RGBA colour (non-premultiplied).
-public struct RGBAColor: Sendable, Hashable {
-    public var red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8
-
-    public init(red: UInt8, green: UInt8, blue: UInt8, alpha: UInt8 = 255) {
-        self.red = red
-        self.green = green
-        self.blue = blue
-        self.alpha = alpha
-    }
-
-    public static let white = RGBAColor(red: 255, green: 255, blue: 255)
-    public static let black = RGBAColor(red: 0, green: 0, blue: 0)
-    /// Black at 60 % opacity: the default box behind subtitles and text.
-    public static let translucentBlack = RGBAColor(red: 0, green: 0, blue: 0, alpha: 153)
-
-    /// Parses `#RRGGBB` or `#RRGGBBAA` (the `#` is optional).
-    public init?(hex: String) {
-        let digits = hex.hasPrefix("#") ? String(hex.dropFirst()) : hex
-        guard digits.count == 6 || digits.count == 8, let value = UInt32(digits, radix: 16) else { return nil }
-        let full = digits.count == 6 ? (value << 8) | 0xFF : value
-        self.init(red: UInt8(full >> 24), green: UInt8((full >> 16) & 0xFF),
-                  blue: UInt8((full >> 8) & 0xFF), alpha: UInt8(full & 0xFF))
-    }
-}
 
 /// Where an overlay sits on the (upright, logical) screen.
 public enum OverlayFrame: Sendable, Hashable {
@@ -81,7 +56,7 @@ public struct TextStyle: Sendable, Hashable {
 }
 
 /// One overlay layer above the video: an image or a text, its rectangle, stacking order, opacity and fades.
-public struct Overlay: Sendable {
+public struct OverlayLayer: Sendable {
     /// What the overlay shows.
     public enum Content: Sendable {
         /// A picture, drawn inside the rectangle with its aspect ratio kept (centred).

@@ -1,3 +1,5 @@
+import MediaSinks
+
 /// Where a picture lands on the (logical, already output-rotated) canvas and which texture corner each
 /// screen corner shows: the gravity and the picture's own rotation, as plain arithmetic.
 struct VideoLayout: Equatable {

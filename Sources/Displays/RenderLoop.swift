@@ -227,13 +227,15 @@ final class RenderLoop: Sendable {
         guard let compositor = context.compositor else { return .skipped(RefreshTick(sequence: context.sequence, hostTime: expected)) }
         let tick = RefreshTick(sequence: context.sequence, hostTime: expected)
         context.sequence += 1
-        compositor.apply(layers.drainChanges(), at: expected)
         let source = shared.withLock { $0.source }
+        layers.beginHandingOut()
         let content = source?.content(for: tick)
-        // Changes the source made while handing out this refresh's frame (an overlay whose cue that frame
-        // reached) belong to that frame: they are drawn with it, and their fades count it as their first
-        // step, so a fading-in overlay is already visible with the frame that brought it.
-        compositor.apply(layers.drainChanges(), at: expected - refreshInterval)
+        // The layer changes are taken once per refresh, after the source handed out this refresh's
+        // content. Those made since the last refresh start (and fade) at this refresh; those the source
+        // made while handing out its frame (an overlay whose cue that frame reached, a ticker's move)
+        // belong to that frame: their fades count it as their first step, so a fading-in overlay is
+        // already visible with the frame that brought it.
+        compositor.apply(layers.drainChanges(), at: expected, withFrameAt: expected - refreshInterval)
         if let content {
             if let frame = content.frame { compositor.setVideo(frame) }
             compositor.setSubtitle(content.subtitle)

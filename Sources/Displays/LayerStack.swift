@@ -1,4 +1,5 @@
 import MediaAsset
+public import MediaSinks
 public import MediaTime
 import Logging
 import Synchronization
@@ -10,16 +11,28 @@ import Synchronization
 /// which it is gone.
 public final class LayerStack: Sendable {
     enum Change: Sendable {
-        case add(OverlayID, Overlay)
+        case add(OverlayID, OverlayLayer)
+        case move(OverlayID, OverlayFrame)
         case remove(OverlayID)
         case gravity(VideoGravity)
     }
 
+    /// A queued change, and whether it was made while the display's source was handing out a
+    /// frame (then it belongs to that frame, see ``RenderLoop``).
+    struct PendingChange: Sendable {
+        var change: Change
+        var withFrame: Bool
+    }
+
     private struct State {
         var nextID: UInt64 = 1
-        var pending: [Change] = []
+        var pending: [PendingChange] = []
         var live: Set<OverlayID> = []
         var gravity: VideoGravity
+        /// Set by the render thread while its source hands out the refresh's frame.
+        var handingOut = false
+
+        mutating func queue(_ change: Change) { pending.append(PendingChange(change: change, withFrame: handingOut)) }
     }
 
     private let state: Mutex<State>
@@ -32,11 +45,11 @@ public final class LayerStack: Sendable {
 
     /// Adds an overlay; it appears (fading in) on the next frame.
     @discardableResult
-    public func add(_ overlay: Overlay) -> OverlayID {
+    public func add(_ overlay: OverlayLayer) -> OverlayID {
         state.withLock { state in
             let id = OverlayID(rawValue: state.nextID)
             state.nextID += 1
-            state.pending.append(.add(id, overlay))
+            state.queue(.add(id, overlay))
             state.live.insert(id)
             return id
         }
@@ -58,21 +71,31 @@ public final class LayerStack: Sendable {
             logger.error("overlay image skipped", metadata: ["file": "\(path)", "reason": "\(error)"])
             return nil
         }
-        return add(Overlay(.image(image), frame: frame, zIndex: zIndex, opacity: opacity, fadeIn: fadeIn, fadeOut: fadeOut))
+        return add(OverlayLayer(.image(image), frame: frame, zIndex: zIndex, opacity: opacity, fadeIn: fadeIn, fadeOut: fadeOut))
+    }
+
+    /// Moves an overlay to `frame` on the next frame, keeping its pixels (no re-rasterising, no new
+    /// texture) and its fades: a scrolling text moves this way at every refresh. The overlay keeps
+    /// its size; only the frame's position is used. Unknown ids are ignored.
+    public func move(_ id: OverlayID, to frame: OverlayFrame) {
+        state.withLock { state in
+            guard state.live.contains(id) else { return }
+            state.queue(.move(id, frame))
+        }
     }
 
     /// Removes an overlay: it fades out over its `fadeOut` and is then gone. Unknown ids are ignored.
     public func remove(_ id: OverlayID) {
         state.withLock { state in
             guard state.live.remove(id) != nil else { return }
-            state.pending.append(.remove(id))
+            state.queue(.remove(id))
         }
     }
 
     /// Removes every overlay (each fades out).
     public func removeAll() {
         state.withLock { state in
-            for id in state.live.sorted() { state.pending.append(.remove(id)) }
+            for id in state.live.sorted() { state.queue(.remove(id)) }
             state.live.removeAll()
         }
     }
@@ -86,15 +109,22 @@ public final class LayerStack: Sendable {
         set {
             state.withLock { state in
                 state.gravity = newValue
-                state.pending.append(.gravity(newValue))
+                state.queue(.gravity(newValue))
             }
         }
     }
 
-    /// Takes the queued changes (render thread).
-    func drainChanges() -> [Change] {
+    /// The render thread is about to ask its source for this refresh's content: changes from now on
+    /// belong to that frame.
+    func beginHandingOut() { state.withLock { $0.handingOut = true } }
+
+    /// Takes the queued changes, once per refresh after the source handed out its content (render thread).
+    func drainChanges() -> [PendingChange] {
         state.withLock { state in
-            defer { state.pending.removeAll() }
+            defer {
+                state.pending.removeAll()
+                state.handingOut = false
+            }
             return state.pending
         }
     }

@@ -53,9 +53,11 @@ final class Compositor {
 
     private struct OverlayState {
         var id: OverlayID
-        var overlay: Overlay
+        var overlay: OverlayLayer
         var texture: GLTexture
         var rect: (x: Double, y: Double, width: Double, height: Double)
+        /// Where the overlay's frame put it, in canvas pixels (``rect`` is the drawn part inside it).
+        var origin: (x: Double, y: Double)
         var addedAt: MediaTime
         var removedAt: MediaTime?
     }
@@ -83,10 +85,13 @@ final class Compositor {
     // MARK: Changes (render thread)
 
     /// Applies queued layer changes; fades start at `time`.
-    func apply(_ changes: [LayerStack.Change], at time: MediaTime) {
-        for change in changes {
+    /// Applies the layer changes of one refresh: at `time`, or at `frameTime` for those made while
+    /// the source handed out the refresh's frame.
+    func apply(_ changes: [LayerStack.PendingChange], at refreshTime: MediaTime, withFrameAt frameTime: MediaTime) {
+        for pending in changes {
             dirty = true
-            switch change {
+            let time = pending.withFrame ? frameTime : refreshTime
+            switch pending.change {
             case .gravity(let newGravity):
                 gravity = newGravity
             case .add(let id, let overlay):
@@ -119,7 +124,15 @@ final class Compositor {
                     texture.upload(bytes.baseAddress!, width: image.width, height: image.height, bytesPerRow: image.width * 4,
                                    bytesPerSample: 4, format: GLenum(GL_RGBA), rowLengthSupported: rowLengthSupported)
                 }
-                overlays.append(OverlayState(id: id, overlay: overlay, texture: texture, rect: drawRect, addedAt: time))
+                overlays.append(OverlayState(id: id, overlay: overlay, texture: texture, rect: drawRect, origin: (rect.x, rect.y), addedAt: time))
+            case .move(let id, let frame):
+                guard let index = overlays.firstIndex(where: { $0.id == id }) else { continue }
+                let target = frame.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+                let dx = target.x - overlays[index].origin.x, dy = target.y - overlays[index].origin.y
+                overlays[index].rect.x += dx
+                overlays[index].rect.y += dy
+                overlays[index].origin = (target.x, target.y)
+                overlays[index].overlay.frame = frame
             case .remove(let id):
                 if let index = overlays.firstIndex(where: { $0.id == id }), overlays[index].removedAt == nil {
                     overlays[index].removedAt = time
