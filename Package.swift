@@ -40,7 +40,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
 
-        .target(name: "MediaTime", swiftSettings: strict),
+        .target(name: "MediaTime", dependencies: ["Threading"], swiftSettings: strict),
         // Named threads, ConditionLock<State, Condition>, thread ownership checks: the one threading toolkit.
         .systemLibrary(name: "CThreads"),
         .target(name: "Threading", dependencies: ["CThreads"], swiftSettings: strict),
@@ -52,7 +52,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "MediaAsset",
-            dependencies: ["CFFmpeg", "MediaTime", "MediaSinks", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["CFFmpeg", "MediaTime", "MediaSinks", "Threading", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .target(
             name: "Playback",
@@ -72,7 +72,7 @@ let package = Package(
             swiftSettings: strict),
         .target(
             name: "Scheduling",
-            dependencies: ["MediaTime", "MediaSinks"],
+            dependencies: ["MediaTime", "MediaSinks", "Threading"],
             swiftSettings: strict),
         .target(
             name: "ShowRunner",
@@ -93,17 +93,17 @@ let package = Package(
             swiftSettings: strict),
 
         // Test support: child processes started with posix_spawn, shared by the test targets.
-        .target(name: "ChildProcesses", path: "Tests/ChildProcesses", swiftSettings: strict),
+        .target(name: "ChildProcesses", dependencies: ["Threading"], path: "Tests/ChildProcesses", swiftSettings: strict),
         // Test support: sinks that record what the engine hands them, paced by a ManualClock.
-        .target(name: "SinkDoubles", dependencies: ["MediaSinks", "MediaTime"], path: "Tests/SinkDoubles", swiftSettings: strict),
+        .target(name: "SinkDoubles", dependencies: ["MediaSinks", "MediaTime", "Threading"], path: "Tests/SinkDoubles", swiftSettings: strict),
         .testTarget(
             name: "MediaTimeTests",
-            dependencies: ["MediaTime", .product(name: "PropertyBased", package: "swift-property-based")]),
+            dependencies: ["MediaTime", "Threading", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreads"]),
-        .testTarget(name: "MediaAssetTests", dependencies: ["MediaAsset", "MediaSinks", "MediaTime"]),
-        .testTarget(name: "PlaybackTests", dependencies: ["Playback", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
-        .testTarget(name: "DisplayTests", dependencies: ["Displays", "Playback", "MediaAsset", "MediaSinks", "MediaTime"]),
-        .testTarget(name: "AudioTests", dependencies: ["Audio", "Playback", "MediaAsset", "MediaSinks", "MediaTime", "ChildProcesses"]),
+        .testTarget(name: "MediaAssetTests", dependencies: ["Threading", "MediaAsset", "MediaSinks", "MediaTime"]),
+        .testTarget(name: "PlaybackTests", dependencies: ["Threading", "Playback", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
+        .testTarget(name: "DisplayTests", dependencies: ["Threading", "Displays", "Playback", "MediaAsset", "MediaSinks", "MediaTime"]),
+        .testTarget(name: "AudioTests", dependencies: ["Threading", "Audio", "Playback", "MediaAsset", "MediaSinks", "MediaTime", "ChildProcesses"]),
         .testTarget(
             name: "ScheduleTests",
             dependencies: [
@@ -114,8 +114,8 @@ let package = Package(
             ]),
         .testTarget(
             name: "ShowRunnerTests",
-            dependencies: ["ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
-        .testTarget(name: "VitrineCLITests", dependencies: ["MediaTime", "ChildProcesses"]),
+            dependencies: ["Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
+        .testTarget(name: "VitrineCLITests", dependencies: ["Threading", "MediaTime", "ChildProcesses"]),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -78,8 +78,8 @@ public final class ALSAOutput: Sendable {
     /// The mixer's format: what every input's ``AudioSink/enqueue(_:)`` takes.
     public let format: AudioFormat
     let shared: ConditionLock<OutputState, StateChanged>
-    private let thread: Mutex<NamedThread?>
-    private let initialDevice: Mutex<PCMDevice?>
+    private let thread: LockedValue<NamedThread?>
+    private let initialDevice: LockedValue<PCMDevice?>
     static let logger = Logger(label: "vitrine.audio")
 
     /// Opens the PCM and negotiates its format; call ``start()`` to begin playing.
@@ -91,8 +91,8 @@ public final class ALSAOutput: Sendable {
         var state = OutputState(deviceFormat: device.format, rampFrames: rampFrames)
         state.currentDevice = device.name
         shared = ConditionLock(state)
-        initialDevice = Mutex(device)
-        thread = Mutex(nil)
+        initialDevice = LockedValue(device)
+        thread = LockedValue(nil)
         ALSAOutput.logger.info("audio output \(device.name): \(device.format)")
     }
 

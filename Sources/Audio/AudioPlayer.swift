@@ -2,6 +2,7 @@ import MediaAsset
 public import MediaTime
 import Synchronization
 public import MediaSinks
+import Threading
 
 /// Why an ``AudioPlayer`` could not be made.
 public enum AudioPlayerError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -31,7 +32,7 @@ public final class AudioPlayer: Sendable {
     private let clip: SharedSamples
     /// The decoded track at its own tempo, kept for ``rate`` changes.
     private let original: DecodedAudio
-    private let state: Mutex<PlayerState>
+    private let state: LockedValue<PlayerState>
 
     private struct PlayerState {
         var inputID: Int?
@@ -69,7 +70,7 @@ public final class AudioPlayer: Sendable {
         original = decoded
         clip = SharedSamples(samples: decoded.samples, channelCount: decoded.channelCount)
         duration = MediaTime(value: Int64(decoded.frameCount), timescale: Int32(decoded.sampleRate))
-        state = Mutex(PlayerState())
+        state = LockedValue(PlayerState())
     }
 
     deinit {

@@ -1,4 +1,5 @@
 import Synchronization
+import Threading
 
 /// AVAudioSession's role on the appliance: what each player is, and what happens to the
 /// music when an announcement plays.
@@ -46,7 +47,7 @@ public final class AudioSession: Sendable {
         var observers: [Int: AsyncStream<Interruption>.Continuation] = [:]
         var nextObserver = 0
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     public init(policy: InterruptionPolicy = .duck, duckLevel: Float = 0.2, resumesAfterInterruption: Bool = true) {
         self.policy = policy

@@ -1,5 +1,6 @@
 internal import CEGL
 import Synchronization
+import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -7,7 +8,7 @@ import Glibc
 /// Counts the users of each EGLDisplay. EGL hands every caller of the same platform and native display
 /// the same EGLDisplay, and `eglTerminate` from one render thread would pull it from under another
 /// (EGL_BAD_DISPLAY), so displays are initialised on first use and terminated after the last.
-private let eglDisplayUsers = Mutex<[UInt: Int]>([:])
+private let eglDisplayUsers = LockedValue<[UInt: Int]>([:])
 
 private func retainDisplay(_ display: EGLDisplay) -> Bool {
     eglDisplayUsers.withLock { users in

@@ -3,6 +3,7 @@ public import MediaSinks
 public import MediaTime
 import Logging
 import Synchronization
+import Threading
 
 /// The layers a display composites, changeable from any thread or task.
 ///
@@ -35,11 +36,11 @@ public final class LayerStack: Sendable {
         mutating func queue(_ change: Change) { pending.append(PendingChange(change: change, withFrame: handingOut)) }
     }
 
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
     private let logger: Logger
 
     init(gravity: VideoGravity, logger: Logger) {
-        state = Mutex(State(gravity: gravity))
+        state = LockedValue(State(gravity: gravity))
         self.logger = logger
     }
 

@@ -65,7 +65,7 @@ final class RenderLoop: Sendable {
     let layers: LayerStack
     let refreshInterval: MediaTime
     let rotation: Rotation
-    private let shared = Mutex(Shared())
+    private let shared = LockedValue(Shared())
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let clock: any HostClock
@@ -83,7 +83,7 @@ final class RenderLoop: Sendable {
         self.pacing = pacing
         self.logger = logger
         self.context = ThreadBound(Context(backend: backend), resource: "the display device and its GL context")
-        let started = Mutex<Result<Void, DisplayError>?>(nil)
+        let started = LockedValue<Result<Void, DisplayError>?>(nil)
         let ready = DispatchSemaphore(value: 0)
         do {
             let thread = try NamedThread.start(name: "vitrine-render") { [self] in
@@ -127,7 +127,7 @@ final class RenderLoop: Sendable {
     /// Runs `body` on the render thread and returns its result; inline when already there.
     func perform<T: Sendable>(_ body: @escaping @Sendable (Context) -> T) throws(DisplayError) -> T {
         if onRenderThread { return body(context.value) }
-        let result = Mutex<T?>(nil)
+        let result = LockedValue<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         let accepted = shared.withLock { state -> Bool in
             guard !state.stopping else { return false }

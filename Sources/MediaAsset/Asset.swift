@@ -3,6 +3,7 @@ public import MediaTime
 internal import Dispatch
 internal import Synchronization
 public import MediaSinks
+import Threading
 
 /// A property of an ``Asset`` that loads asynchronously, typed by its value.
 ///
@@ -108,7 +109,7 @@ public final class Asset: Sendable, CustomStringConvertible {
         var job: LoadJob?
         var result: Result<AssetDescription, MediaError>?
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// An asset for `url`. Nothing is read until a property is loaded.
     public convenience init(url: URL, options: Options = Options()) {
@@ -227,7 +228,7 @@ final class LoadJob: Sendable {
         case running([CheckedContinuation<Result<AssetDescription, MediaError>, Never>])
         case finished(Result<AssetDescription, MediaError>)
     }
-    private let phase = Mutex(Phase.running([]))
+    private let phase = LockedValue(Phase.running([]))
     let interruption = IOInterruption()
 
     /// Opens the media on a Dispatch worker: the open blocks in FFmpeg (network connect,

@@ -3,6 +3,7 @@ public import MediaTime
 internal import Dispatch
 internal import Synchronization
 public import MediaSinks
+import Threading
 
 /// The outcome of one requested time in a batch.
 public struct ImageGenerationResult: Sendable {
@@ -35,10 +36,10 @@ public final class AssetImageGenerator: Sendable {
     }
 
     public let asset: Asset
-    private let settings = Mutex(Settings())
+    private let settings = LockedValue(Settings())
     /// Bumped by ``cancelAllImageGeneration()``; requests made before see the change.
     private let generation = Atomic<Int>(0)
-    private let extractor = Mutex<FrameExtractor?>(nil)
+    private let extractor = LockedValue<FrameExtractor?>(nil)
     private let queue = DispatchQueue(label: "vitrine.image-generator")
 
     public init(asset: Asset) { self.asset = asset }

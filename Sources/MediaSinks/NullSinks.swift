@@ -17,9 +17,9 @@ public final class NullVideoSink: VideoSink, Sendable {
     public let refreshInterval: MediaTime
     public let outputSize: (width: Int, height: Int)
     private let clock: any HostClock
-    private let source = Mutex<(any VideoFrameSource)?>(nil)
+    private let source = LockedValue<(any VideoFrameSource)?>(nil)
     private let running = Atomic<Bool>(true)
-    private let thread = Mutex<NamedThread?>(nil)
+    private let thread = LockedValue<NamedThread?>(nil)
 
     /// Starts the refresh thread.
     public init(
@@ -108,7 +108,7 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
         var lastHeard: MediaTime?
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     public init(format: AudioFormat = AudioFormat(), capacity: MediaTime = MediaTime(value: 1, timescale: 5),
                 clock: any HostClock = MonotonicClock()) {

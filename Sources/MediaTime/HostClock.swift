@@ -1,4 +1,5 @@
 import Synchronization
+import Threading
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Musl)
@@ -66,10 +67,10 @@ public struct MonotonicClock: HostClock {
 /// loop driven by a `ManualClock` runs as fast as the machine allows while every
 /// timestamp stays exactly what real time would have given.
 public final class ManualClock: HostClock {
-    private let current: Mutex<MediaTime>
+    private let current: LockedValue<MediaTime>
 
     public init(start: MediaTime = .zero) {
-        current = Mutex(start)
+        current = LockedValue(start)
     }
 
     public func now() -> MediaTime { current.withLock { $0 } }

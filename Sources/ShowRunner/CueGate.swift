@@ -3,6 +3,7 @@ import MediaTime
 import Playback
 import Synchronization
 import MediaSinks
+import Threading
 
 /// A scrolling text: one line running right to left through its rectangle, over a fixed background bar.
 struct TickerSpec: Sendable {
@@ -90,7 +91,7 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked S
 
     private let display: any Display
     private let log: ShowLog
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let onItemChange: @Sendable (ItemPlan) -> Void
 
     init(display: any Display, log: ShowLog, onItemChange: @escaping @Sendable (ItemPlan) -> Void) {

@@ -12,7 +12,7 @@ import Glibc
 final class ScheduleWatcher: Sendable {
     private let descriptor: Int32
     private let stopPipe: (read: Int32, write: Int32)
-    private let thread = Mutex<NamedThread?>(nil)
+    private let thread = LockedValue<NamedThread?>(nil)
 
     /// Starts watching; `onChange` runs on the watcher's thread.
     init?(path: String, onChange: @escaping @Sendable () -> Void) {

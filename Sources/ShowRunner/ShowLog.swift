@@ -3,6 +3,7 @@ import Dispatch
 import MediaTime
 public import Playback
 import Synchronization
+import Threading
 
 /// Where a show's presentation records go: the engine's frames and events, and the show's own events
 /// (`overlay-shown`, `schedule-loaded`, ...), in one ordered stream. It also takes the screenshots asked
@@ -12,7 +13,7 @@ import Synchronization
 public final class ShowLog: Sendable {
     private let writer: PresentationLogWriter?
     private let observer: (@Sendable (PresentationRecord) -> Void)?
-    private let lastFrame = Mutex<PresentedFrame?>(nil)
+    private let lastFrame = LockedValue<PresentedFrame?>(nil)
     let screenshots: ScreenshotTaker?
 
     /// - Parameters:
@@ -63,13 +64,13 @@ public final class ScreenshotTaker: Sendable {
     }
 
     private let display: any Display
-    private let state: Mutex<State>
+    private let state: LockedValue<State>
     private let writes = DispatchGroup()
     private let queue = DispatchQueue(label: "vitrine.screenshots")
 
     public init(display: any Display, requests: [ScreenshotRequest]) {
         self.display = display
-        state = Mutex(State(pending: requests.sorted { $0.time < $1.time }))
+        state = LockedValue(State(pending: requests.sorted { $0.time < $1.time }))
     }
 
     func framePresented(_ frame: PresentedFrame) {

@@ -63,7 +63,7 @@ public final class ConditionLock<State, Condition: LockCondition>: @unchecked Se
     }
 
     /// Runs `body` with the lock held.
-    public func withLock<Result>(_ body: (inout State) throws -> Result) rethrows -> Result {
+    public func withLock<Result, Failure: Error>(_ body: (inout State) throws(Failure) -> Result) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         return try body(&state)
@@ -72,10 +72,10 @@ public final class ConditionLock<State, Condition: LockCondition>: @unchecked Se
     /// Waits on `condition` (releasing the lock while asleep) until `isReady` holds, then runs `body`
     /// with the lock held. With a `timeout`, `body` runs after at most that long even if `isReady`
     /// is still false: it must check what it needs.
-    public func withLock<Result>(
+    public func withLock<Result, Failure: Error>(
         waitingFor condition: Condition, until isReady: (inout State) -> Bool, timeout: Duration? = nil,
-        _ body: (inout State) throws -> Result
-    ) rethrows -> Result {
+        _ body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         pthread_mutex_lock(mutex)
         defer { pthread_mutex_unlock(mutex) }
         let waiting = conditions + condition.rawValue
@@ -114,12 +114,20 @@ public final class ConditionLock<State, Condition: LockCondition>: @unchecked Se
 
 extension ConditionLock where Condition == StateChanged {
     /// Waits until `isReady` holds (see ``withLock(waitingFor:until:timeout:_:)``).
-    public func withLock<Result>(
-        waitingUntil isReady: (inout State) -> Bool, timeout: Duration? = nil, _ body: (inout State) throws -> Result
-    ) rethrows -> Result {
+    public func withLock<Result, Failure: Error>(
+        waitingUntil isReady: (inout State) -> Bool, timeout: Duration? = nil, _ body: (inout State) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         try withLock(waitingFor: .changed, until: isReady, timeout: timeout, body)
     }
 
     /// Wakes every waiter.
     public func broadcast() { broadcast(.changed) }
 }
+
+/// A value behind a lock, with `Synchronization.Mutex`'s `withLock` — the lock every Vitrine type
+/// uses for state shared between threads.
+///
+/// It is a `pthread_mutex_t` (a ``ConditionLock`` with one condition), not `Synchronization.Mutex`:
+/// on Linux that one waits on a futex ThreadSanitizer cannot see, so TSan reported every access
+/// made under it from two threads as a race, hiding any real one among hundreds of false reports.
+public typealias LockedValue<Value> = ConditionLock<Value, StateChanged>

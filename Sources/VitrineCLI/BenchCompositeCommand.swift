@@ -5,6 +5,7 @@ import MediaTime
 import Playback
 import Synchronization
 import MediaSinks
+import Threading
 
 /// `vitrine bench composite`: how many 1080p frames a second the headless compositor sustains with a
 /// YUV420P video layer, one image overlay and one text overlay (each frame uploaded, drawn, finished).
@@ -84,7 +85,7 @@ struct BenchCompositeCommand: ParsableCommand {
 /// uploads and draws like real video).
 private final class EndlessSource: VideoFrameSource {
     private let frames: [VideoFrame]
-    private let counter = Mutex<UInt64>(0)
+    private let counter = LockedValue<UInt64>(0)
 
     init(width: Int, height: Int) {
         frames = (0..<2).map { phase in

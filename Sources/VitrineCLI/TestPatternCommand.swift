@@ -7,6 +7,7 @@ import Playback
 import Synchronization
 import MediaSinks
 import ServiceLifecycle
+import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -137,7 +138,7 @@ private final class PatternWatch: Service, CustomStringConvertible {
     private let command: TestPatternCommand
     private let source: PatternSource
     private let screen: any Display
-    private let result = Mutex<(announced: Bool, reported: Bool)>((false, false))
+    private let result = LockedValue<(announced: Bool, reported: Bool)>((false, false))
 
     init(command: TestPatternCommand, source: PatternSource, screen: any Display) {
         self.command = command
@@ -164,7 +165,7 @@ private final class PatternSource: VideoFrameSource {
         var first: MediaTime = .zero
         var last: MediaTime = .zero
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
     private let animated: Bool
     private let limit: Int?
 

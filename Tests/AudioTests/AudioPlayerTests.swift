@@ -4,6 +4,7 @@ import Playback
 import Synchronization
 import Testing
 @testable import Audio
+import Threading
 
 /// An output capturing to a WAV file through the file plugin, for player tests.
 private func captureOutput(_ directory: TemporaryDirectory) throws -> (ALSAOutput, String) {
@@ -24,7 +25,7 @@ struct AudioPlayerTests {
         let (output, file) = try captureOutput(directory)
         let player = try AudioPlayer(contentsOf: tone, output: output)
         player.numberOfLoops = 3
-        let finished = Mutex(false)
+        let finished = LockedValue(false)
         player.setFinishHandler { _ in finished.withLock { $0 = true } }
         #expect(player.duration == MediaTime(value: 4_800, timescale: 48_000))
         player.prepareToPlay()
@@ -156,7 +157,7 @@ struct AudioPlayerTests {
         let player = try AudioPlayer(contentsOf: tone, output: output)
         player.rate = 2
         #expect(player.rate == 2)
-        let finished = Mutex(false)
+        let finished = LockedValue(false)
         player.setFinishHandler { _ in finished.withLock { $0 = true } }
         player.play()
         try output.start()

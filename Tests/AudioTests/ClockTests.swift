@@ -5,6 +5,7 @@ import Synchronization
 import Testing
 import MediaSinks
 @testable import Audio
+import Threading
 
 @Suite(
     "The position reported to the engine on a clocked device (private PulseAudio null sink)",
@@ -172,8 +173,8 @@ struct ClockTests {
         let soundtrack = output.makeInput(label: "soundtrack")
         try output.start()
         defer { output.stop() }
-        let readings = Mutex<[AudioClockReading]>([])
-        let frames = Mutex<[PresentedFrame]>([])
+        let readings = LockedValue<[AudioClockReading]>([])
+        let frames = LockedValue<[PresentedFrame]>([])
         let player = Player(item: PlayerItem(url: source), videoSink: try NullVideoSink(refreshRate: 60), audioSink: soundtrack)
         player.setPresentationHandler { record in
             if case .frame(let frame) = record { frames.withLock { $0.append(frame) } }

@@ -2,6 +2,7 @@
 public import Glibc
 #endif
 import Synchronization
+import Threading
 
 /// glibc's `posix_spawn_file_actions_addchdir_np` (2.29+), which Swift's Glibc module does not export.
 @_silgen_name("posix_spawn_file_actions_addchdir_np")
@@ -27,7 +28,7 @@ public struct ChildProcessError: Error, CustomStringConvertible {
 /// empty signal mask and default dispositions, whatever the test process blocks or ignores.
 public final class ChildProcess: Sendable {
     public let pid: pid_t
-    private let exitStatus = Mutex<Int32?>(nil)
+    private let exitStatus = LockedValue<Int32?>(nil)
 
     /// Starts `executable` (a path, or a name looked up on the PATH) with the standard streams
     /// read from /dev/null and written to the given files.

@@ -5,6 +5,7 @@ import Playback
 import Synchronization
 import Testing
 import MediaSinks
+import Threading
 
 /// Screenshots are exactly the last presented frame; unchanged screens are not redrawn.
 @Suite("Presenting and screenshots")
@@ -76,8 +77,8 @@ struct ScreenshotTests {
             var mismatches: [String] = []
             var ticks: [RefreshTick] = []
         }
-        let state = Mutex(State())
-        let display = Mutex<HeadlessDisplay?>(nil)
+        let state = LockedValue(State())
+        let display = LockedValue<HeadlessDisplay?>(nil)
 
         func content(for tick: RefreshTick) -> VideoSinkContent? {
             let id = state.withLock { state -> UInt64 in

@@ -13,7 +13,7 @@ final class ScriptedSource: VideoFrameSource {
         var presented: [(UInt64, RefreshTick)] = []
         var skipped: [RefreshTick] = []
     }
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     /// Queues a frame for the next refresh; returns its frame id.
     @discardableResult
@@ -115,3 +115,4 @@ func log10(_ x: Double) -> Double { Foundation.log10(x) }
 
 import Foundation
 import MediaSinks
+import Threading

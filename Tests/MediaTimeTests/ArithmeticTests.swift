@@ -98,9 +98,10 @@ struct ArithmeticTests {
 
 /// A tally shared with a property body (which is a non-isolated closure).
 final class Counter: Sendable {
-    private let count = Synchronization.Mutex(0)
+    private let count = LockedValue(0)
     func increment() { count.withLock { $0 += 1 } }
     var value: Int { count.withLock { $0 } }
 }
 
 import Synchronization
+import Threading

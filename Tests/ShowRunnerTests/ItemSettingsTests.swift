@@ -8,11 +8,12 @@ import Synchronization
 import SinkDoubles
 import Testing
 import MediaSinks
+import Threading
 
 /// The test double behind the AudioSink protocol: records the volumes the show sets, plays into a recording sink.
 final class VolumeRecordingSink: AudioSink, AudioSinkBufferLevel, @unchecked Sendable {
     let inner: RecordingAudioSink
-    private let volumes = Mutex<[Float]>([])
+    private let volumes = LockedValue<[Float]>([])
     init(clock: any HostClock) { inner = RecordingAudioSink(clock: clock) }
     var format: AudioFormat { inner.format }
     var queuedDuration: MediaTime { inner.queuedDuration }

@@ -8,6 +8,7 @@ import Scheduling
 @testable import ShowRunner
 import Synchronization
 import MediaSinks
+import Threading
 
 /// Fixtures, schedule files and a show on the real headless display stepped by a manual clock, so that
 /// every refresh and every presented frame is deterministic.
@@ -55,7 +56,7 @@ enum Fixtures {
 
 /// Every record the show logged, in order.
 final class RecordCollector: Sendable {
-    private let records = Mutex<[PresentationRecord]>([])
+    private let records = LockedValue<[PresentationRecord]>([])
     func append(_ record: PresentationRecord) { records.withLock { $0.append(record) } }
     var all: [PresentationRecord] { records.withLock { $0 } }
     var frames: [PresentedFrame] { all.compactMap { if case .frame(let f) = $0 { f } else { nil } } }

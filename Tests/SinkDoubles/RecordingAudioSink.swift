@@ -1,6 +1,7 @@
 public import MediaSinks
 public import MediaTime
 import Synchronization
+import Threading
 
 /// An audio sink for tests: records every buffer and "plays" it in step with a ``ManualClock``
 /// (a ``NullAudioSink`` underneath), and can simulate a device that is gone for good.
@@ -18,7 +19,7 @@ public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, Sendable
         var failed = false
     }
 
-    private let state = Mutex(State())
+    private let state = LockedValue(State())
 
     public init(clock: any HostClock, format: AudioFormat = AudioFormat(), capacity: MediaTime = MediaTime(value: 1, timescale: 2)) {
         player = NullAudioSink(format: format, capacity: capacity, clock: clock)

@@ -1,6 +1,7 @@
 public import MediaSinks
 public import MediaTime
 import Synchronization
+import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -28,10 +29,10 @@ public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
     public let refreshInterval: MediaTime
     public let outputSize: (width: Int, height: Int)
     public let clock: ManualClock
-    private let source = Mutex<(any VideoFrameSource)?>(nil)
-    private let records = Mutex<[Presentation]>([])
-    private let lastFrame = Mutex<VideoFrame?>(nil)
-    private let subtitleLog = Mutex<[SubtitleChange]>([])
+    private let source = LockedValue<(any VideoFrameSource)?>(nil)
+    private let records = LockedValue<[Presentation]>([])
+    private let lastFrame = LockedValue<VideoFrame?>(nil)
+    private let subtitleLog = LockedValue<[SubtitleChange]>([])
 
     /// The subtitle on screen changed at a refresh (text, or `nil` when it went away).
     public struct SubtitleChange: Sendable, Hashable {
@@ -55,7 +56,7 @@ public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
         self.source.withLock { $0 = source }
     }
 
-    private let failure = Mutex<(handler: (@Sendable (MediaError) -> Void)?, failed: Bool)>((nil, false))
+    private let failure = LockedValue<(handler: (@Sendable (MediaError) -> Void)?, failed: Bool)>((nil, false))
 
     public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) {
         failure.withLock { $0.handler = handler }

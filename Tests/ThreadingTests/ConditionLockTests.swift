@@ -84,7 +84,7 @@ struct ConditionLockTests {
 struct ThreadTests {
     @Test("a started thread carries its name (cut to the kernel's 15 bytes) and runs its body once")
     func namedThread() throws {
-        let name = Mutex<String>("")
+        let name = LockedValue<String>("")
         let runs = Atomic<Int>(0)
         let thread = try NamedThread.start(name: "vitrine-a-very-long-thread-name") {
             var buffer = [CChar](repeating: 0, count: 32)
@@ -111,7 +111,7 @@ struct ThreadTests {
     func ownership() throws {
         let bound = ThreadBound(42, resource: "the test value")
         #expect(!bound.isOwnedByCurrentThread)
-        let seenOnOwner = Mutex<(owned: Bool, value: Int)>((false, 0))
+        let seenOnOwner = LockedValue<(owned: Bool, value: Int)>((false, 0))
         let owner = try NamedThread.start(name: "test-owner") {
             bound.claim()
             bound.value += 1

@@ -3,6 +3,7 @@ package import MediaTime
 internal import Glibc
 internal import Synchronization
 package import MediaSinks
+import Threading
 
 /// An open media container (`AVFormatContext`): streams, packets, seeking.
 ///
@@ -308,7 +309,7 @@ package enum FFmpegLibrary {
 /// found") and only a generic code in its return value.
 package enum FFmpegLog {
     static let echoLevel = Atomic<Int32>(-8)  // AV_LOG_QUIET
-    private static let lastError = Mutex<[UInt: String]>([:])
+    private static let lastError = LockedValue<[UInt: String]>([:])
 
     static func handle(level: Int32, text: UnsafePointer<CChar>?) {
         let echo = level <= echoLevel.load(ordering: .relaxed)

@@ -66,8 +66,8 @@ final class AudioFeeder: Sendable {
     /// Counts the engine's signals; the feeder acts on the state it read after the count it saw.
     private let signals = Atomic<UInt64>(0)
     /// The pipeline whose decoded audio the feeder is waiting for, if any.
-    private let waitingOn = Mutex<ItemPipeline?>(nil)
-    private let thread = Mutex<NamedThread?>(nil)
+    private let waitingOn = LockedValue<ItemPipeline?>(nil)
+    private let thread = LockedValue<NamedThread?>(nil)
 
     init(engine: ConditionLock<EngineState, EngineWaiter>, sink: any AudioSink, clock: any HostClock) {
         self.engine = engine

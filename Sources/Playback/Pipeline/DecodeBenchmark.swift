@@ -2,6 +2,7 @@ import MediaAsset
 import MediaTime
 import Synchronization
 public import MediaSinks
+import Threading
 
 /// Decodes a whole file through the engine's pipeline as fast as it goes, for `vitrine bench`:
 /// the same demux thread, queues, decoders and audio resampling as playback, with no clock.
@@ -15,7 +16,7 @@ public enum DecodeBenchmark {
     /// Decodes every video frame and every audio sample of `source`.
     /// - Parameter videoThreads: decoding threads for video (0 = FFmpeg's choice).
     public static func run(source: String, videoThreads: Int = 0, audioFormat: AudioFormat = AudioFormat()) throws(MediaError) -> Result {
-        let failure = Mutex<MediaError?>(nil)
+        let failure = LockedValue<MediaError?>(nil)
         let opened = Atomic<Bool>(false)
         let pipeline = ItemPipeline(source: source, audioFormat: audioFormat, audioEnabled: true, videoThreadCount: videoThreads) { event in
             switch event {

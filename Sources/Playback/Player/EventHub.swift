@@ -1,11 +1,12 @@
 import Synchronization
+import Threading
 
 /// Fans events out to any number of `AsyncStream`s: the Swift analogue of key-value observing.
 ///
 /// Each call to ``stream()`` is one subscriber; it sees the events emitted after it subscribed,
 /// buffered without limit so a slow reader never blocks the engine.
 final class EventHub<Event: Sendable>: Sendable {
-    private let subscribers = Mutex<[Int: AsyncStream<Event>.Continuation]>([:])
+    private let subscribers = LockedValue<[Int: AsyncStream<Event>.Continuation]>([:])
     private let nextID = Atomic<Int>(0)
 
     func stream() -> AsyncStream<Event> {

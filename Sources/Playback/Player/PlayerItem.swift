@@ -3,6 +3,7 @@ public import FoundationEssentials
 public import MediaTime
 import Synchronization
 public import MediaSinks
+import Threading
 
 /// One track of an item, which can be switched off (disable the audio track to play muted).
 public struct PlayerItemTrack: Sendable, Hashable, Identifiable {
@@ -89,7 +90,7 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         var keyFailure: MediaError?
     }
 
-    let state = Mutex(State())
+    let state = LockedValue(State())
     private let statusHub = EventHub<Status>()
 
     /// An item for a local path or a URL FFmpeg can open (`file:`, `http:`, `rtsp:`...).

@@ -1,5 +1,6 @@
 import MediaTime
 import Synchronization
+import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -9,7 +10,7 @@ import Glibc
 /// The format is a stable interface (tests, benchmarks, proof-of-play read it); it is
 /// documented in docs/presentation-log.md. Fields are only ever added, never renamed.
 public final class PresentationLogWriter: Sendable {
-    private let file: Mutex<UnsafeMutablePointer<FILE>?>
+    private let file: LockedValue<UnsafeMutablePointer<FILE>?>
 
     /// Opens (truncates) `path` for writing; `-` writes to standard output.
     ///
@@ -21,7 +22,7 @@ public final class PresentationLogWriter: Sendable {
         let handle: UnsafeMutablePointer<FILE>? = path == "-" ? fdopen(dup(1), "w") : fopen(path, "w")
         guard let handle else { throw PresentationLogError(path: path, reason: String(cString: strerror(errno))) }
         setvbuf(handle, nil, _IOLBF, 4096)
-        file = Mutex(handle)
+        file = LockedValue(handle)
     }
 
     deinit { close() }
