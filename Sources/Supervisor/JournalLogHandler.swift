@@ -6,11 +6,13 @@ import Musl
 #endif
 
 /// A swift-log handler for the systemd journal: under systemd (`JOURNAL_STREAM` set, or the
-/// journal's socket present) each message is one native journal entry — `MESSAGE`, `PRIORITY`,
+/// journal's socket present while standard error is not a terminal) each message is one native
+/// journal entry — `MESSAGE`, `PRIORITY`,
 /// `SYSLOG_IDENTIFIER`, `CODE_FILE`/`CODE_LINE`/`CODE_FUNC`, the logger's label and every metadata
 /// value as an upper-case field (`entry` → `VITRINE_ENTRY`, `item` → `VITRINE_ITEM`,
 /// `media` → `VITRINE_MEDIA`) — so `journalctl -o verbose VITRINE_MEDIA=/srv/a.mp4` finds it.
-/// Elsewhere it writes plain lines to standard error.
+/// Elsewhere (a terminal, a test) it writes plain lines to standard error: a UTC timestamp, the
+/// level, the label, the message and the metadata.
 public struct JournalLogHandler: LogHandler {
     /// Where native entries go; `nil` writes plain lines.
     public let socketPath: String?
@@ -24,7 +26,7 @@ public struct JournalLogHandler: LogHandler {
 
     /// The handler for this process: native entries when the journal is there, plain lines otherwise.
     public static func standard(label: String) -> JournalLogHandler {
-        let underJournal = getenv("JOURNAL_STREAM") != nil || access(defaultSocketPath, W_OK) == 0
+        let underJournal = getenv("JOURNAL_STREAM") != nil || (isatty(2) == 0 && access(defaultSocketPath, W_OK) == 0)
         return JournalLogHandler(label: label, socketPath: underJournal ? defaultSocketPath : nil)
     }
 
@@ -47,12 +49,22 @@ public struct JournalLogHandler: LogHandler {
             if SystemdNotifier.sendDatagram(entry, to: socketPath) { return }
         }
         // Plain text: one line, the metadata after the message.
-        var line = "\(event.level) \(label): \(event.message)"
+        var line = "\(Self.timestamp()) \(event.level) \(label): \(event.message)"
         if !merged.isEmpty {
             line += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
         line += "\n"
         _ = line.utf8CString.withUnsafeBufferPointer { write(2, $0.baseAddress, $0.count - 1) }
+    }
+
+    /// Now in UTC, to the second: `2026-11-24T21:45:05Z`.
+    static func timestamp() -> String {
+        var now = time(nil)
+        var parts = tm()
+        gmtime_r(&now, &parts)
+        var buffer = [CChar](repeating: 0, count: 32)
+        let count = strftime(&buffer, buffer.count, "%Y-%m-%dT%H:%M:%SZ", &parts)
+        return String(decoding: buffer.prefix(count).map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     /// The syslog priority of a level (0 emergency … 7 debug).
