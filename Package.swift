@@ -24,7 +24,7 @@ let package = Package(
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.0"),
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
@@ -81,10 +81,17 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: strict),
+        // /etc/vitrine/vitrine.toml: the player's settings, checked like schedules.
+        .target(name: "Config", dependencies: ["Scheduling", "MediaSinks"], swiftSettings: strict),
+        // Living under a service manager: sd_notify, the journal, and (planned) the restart policy.
+        .target(
+            name: "Supervisor",
+            dependencies: [.product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .executableTarget(
             name: "VitrineCLI",
             dependencies: [
-                "MediaTime", "MediaAsset", "MediaSinks", "Playback", "Displays", "Audio", "Scheduling", "ShowRunner",
+                "MediaTime", "MediaAsset", "MediaSinks", "Playback", "Displays", "Audio", "Scheduling", "ShowRunner", "Config", "Supervisor",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -115,6 +122,8 @@ let package = Package(
         .testTarget(
             name: "ShowRunnerTests",
             dependencies: ["Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
+        .testTarget(name: "ConfigTests", dependencies: ["Config", "Scheduling", "MediaSinks"]),
+        .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VitrineCLITests", dependencies: ["Threading", "MediaTime", "ChildProcesses"]),
     ],
     swiftLanguageModes: [.v6]

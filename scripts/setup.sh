@@ -14,6 +14,8 @@ packages=(
     # Tests: reference tools and devices.
     ffmpeg python3 python3-pip
     pulseaudio pulseaudio-utils
+    # The service unit's checks (systemd-analyze verify and security).
+    systemd
     # The KMS proof in a VM.
     qemu-system-x86 qemu-utils debootstrap socat busybox-static e2fsprogs xz-utils cpio kmod
     # Benchmarks.

@@ -20,6 +20,20 @@ bash scripts/fixtures.sh
 # scheduler, not Vitrine. The whole suite still takes under two minutes.
 swift test --skip-build --no-parallel
 
+# The service unit: systemd-analyze verify, and an exposure of at most 2.0 in systemd-analyze security.
+set +e
+VITRINE_BINARY="$PWD/.build/debug/vitrine" bash systemd/check-units.sh
+units_status=$?
+set -e
+case $units_status in
+    0) ;;
+    77) echo "test: systemd unit checks SKIPPED (see the reason above)" ;;
+    *) echo "test: systemd unit checks FAILED" >&2; exit 1 ;;
+esac
+
+# The whole suite again under ThreadSanitizer: no data race, no lock-order inversion.
+bash scripts/tsan.sh
+
 # The KMS display, proven in a QEMU VM (says SKIPPED and exits 77 where QEMU cannot run it).
 set +e
 bash Image/vm-kms-test.sh

@@ -88,27 +88,31 @@ public struct ScheduleError: Error, Sendable, CustomStringConvertible {
 }
 
 /// Collects diagnostics while a schedule is read and checked.
-struct DiagnosticLog {
-    var items: [ScheduleDiagnostic] = []
+package struct DiagnosticLog {
+    package var items: [ScheduleDiagnostic] = []
 
-    mutating func error(_ kind: ScheduleDiagnostic.Kind, _ location: SourceLocation, _ message: String) {
+    package init(items: [ScheduleDiagnostic] = []) {
+        self.items = items
+    }
+
+    package mutating func error(_ kind: ScheduleDiagnostic.Kind, _ location: SourceLocation, _ message: String) {
         items.append(ScheduleDiagnostic(.error, kind, at: location, message))
     }
 
-    mutating func warning(_ kind: ScheduleDiagnostic.Kind, _ location: SourceLocation, _ message: String) {
+    package mutating func warning(_ kind: ScheduleDiagnostic.Kind, _ location: SourceLocation, _ message: String) {
         items.append(ScheduleDiagnostic(.warning, kind, at: location, message))
     }
 
-    var hasErrors: Bool { items.contains { $0.severity == .error } }
+    package var hasErrors: Bool { items.contains { $0.severity == .error } }
 
-    var sorted: [ScheduleDiagnostic] {
+    package var sorted: [ScheduleDiagnostic] {
         // Stable: equal locations keep the order they were found in.
         items.enumerated().sorted { ($0.element.location, $0.offset) < ($1.element.location, $1.offset) }.map(\.element)
     }
 }
 
 /// The closest of `candidates` to `word`, when it is near enough to be a likely typo.
-func nearestMatch(to word: String, in candidates: [String]) -> String? {
+package func nearestMatch(to word: String, in candidates: [String]) -> String? {
     let lower = word.lowercased()
     var best: (String, Int)?
     for candidate in candidates {

@@ -2,8 +2,8 @@
 ///
 /// This tree, built by ``TOMLPositionReader`` or ``JSONReader`` (both strict about syntax), keeps
 /// each key's position so that the meaning checks can point at `file:line:column`.
-struct DocumentNode: Sendable {
-    enum Value: Sendable {
+package struct DocumentNode: Sendable {
+    package enum Value: Sendable {
         case string(String)
         case integer(Int64)
         case float(Double)
@@ -15,12 +15,12 @@ struct DocumentNode: Sendable {
         case table(DocumentTable)
     }
 
-    var value: Value
+    package var value: Value
     /// Where the value's key (or, in an array, the value itself) was written.
-    var location: SourceLocation
+    package var location: SourceLocation
 
     /// "string", "integer", … for messages.
-    var typeName: String {
+    package var typeName: String {
         switch value {
         case .string: return "a string"
         case .integer: return "an integer"
@@ -36,13 +36,13 @@ struct DocumentNode: Sendable {
 }
 
 /// A table that keeps its keys in the order they were written.
-struct DocumentTable: Sendable {
-    var keys: [String] = []
-    var values: [String: DocumentNode] = [:]
+package struct DocumentTable: Sendable {
+    package var keys: [String] = []
+    package var values: [String: DocumentNode] = [:]
     /// Where each key was written.
-    var keyLocations: [String: SourceLocation] = [:]
+    package var keyLocations: [String: SourceLocation] = [:]
 
-    subscript(key: String) -> DocumentNode? { values[key] }
+    package subscript(key: String) -> DocumentNode? { values[key] }
 
     mutating func set(_ key: String, _ node: DocumentNode, at location: SourceLocation) {
         if values[key] == nil { keys.append(key) }

@@ -11,11 +11,11 @@
 /// start is skipped (editors on Windows write one); fractions of a second beyond nanoseconds are
 /// truncated; floats that overflow read as infinity, as `strtod` does; the year 0000, which
 /// RFC 3339 allows, is read.
-struct TOMLPositionReader {
-    struct Failure: Error {
-        var line: Int
-        var column: Int
-        var message: String
+package struct TOMLPositionReader {
+    package struct Failure: Error {
+        package var line: Int
+        package var column: Int
+        package var message: String
     }
 
     /// The deepest nesting of tables and arrays accepted.
@@ -86,7 +86,7 @@ struct TOMLPositionReader {
         case tableArray(TableArray)
     }
 
-    static func read(_ text: String, file: String) throws(Failure) -> DocumentNode {
+    package static func read(_ text: String, file: String) throws(Failure) -> DocumentNode {
         var reader = TOMLPositionReader(text: text, file: file)
         let root = try reader.document()
         let start = SourceLocation(file: file, line: 1, column: 1)

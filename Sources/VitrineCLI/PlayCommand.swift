@@ -1,5 +1,7 @@
 import ArgumentParser
 import Audio
+import Config
+import Supervisor
 import Displays
 import Logging
 import MediaTime
@@ -29,14 +31,22 @@ struct PlayCommand: AsyncParsableCommand {
             frame and every event; see docs/presentation-log.md.
             """)
 
-    @Argument(help: "Files or URLs to play, in order; or one schedule file (.toml, .json).")
-    var files: [String]
+    @Argument(help: "Files or URLs to play, in order; or one schedule file (.toml, .json). With --config, the configuration's schedule when none is given.")
+    var files: [String] = []
+
+    @Option(name: .customLong("config"), help: ArgumentHelp(
+        "Read the player's settings from this file (/etc/vitrine/vitrine.toml; see docs/configuration.md). Options given on the command line win over it.",
+        valueName: "FILE"))
+    var configFile: String?
 
     @Flag(help: "Loop the whole list forever (without a gap at the seam).")
     var loop = false
 
     @Option(help: "Where to show the video: headless, kms, auto (KMS when a screen is connected) or null (no pixels: engine cost only).")
-    var display: String = "auto"
+    var display: String?
+
+    @Option(help: "The DRM connector to use, e.g. HDMI-A-1 (default: the first connected one).")
+    var connector: String?
 
     @Option(help: "Display mode WxH or WxH@Hz (default: the screen's preferred mode; headless 1920x1080).")
     var mode: String?
@@ -61,10 +71,10 @@ struct PlayCommand: AsyncParsableCommand {
     var noAudio = false
 
     @Option(name: .customLong("audio-device"), help: "The ALSA PCM to play to (default: 'default').")
-    var audioDevice: String = "default"
+    var audioDevice: String?
 
-    @Option(help: "Master volume, 0...1.")
-    var volume: Double = 1
+    @Option(help: "Master volume, 0...1 (default: 1).")
+    var volume: Double?
 
     @Option(help: "Refresh rate of the headless display, in Hz (when --mode names none).")
     var refreshRate: Int32 = 60
@@ -86,17 +96,17 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     func validate() throws {
-        guard !files.isEmpty else { throw ValidationError("give at least one file to play") }
+        guard !files.isEmpty || configFile != nil else { throw ValidationError("give at least one file to play, or --config FILE") }
         if let duration, !(duration > 0) { throw ValidationError("--duration must be a positive number of seconds") }
         guard (1...480).contains(refreshRate) else { throw ValidationError("--refresh-rate must be between 1 and 480") }
-        guard (0...1).contains(volume) else { throw ValidationError("--volume must be between 0 and 1") }
+        if let volume, !(0...1).contains(volume) { throw ValidationError("--volume must be between 0 and 1") }
         if startAt != nil && clockOffset != nil { throw ValidationError("give --start-at or --clock-offset, not both") }
         if !isSchedule && (startAt != nil || clockOffset != nil) {
             throw ValidationError("--start-at and --clock-offset apply to a schedule (a .toml or .json file)")
         }
         if isSchedule && loop { throw ValidationError("--loop applies to media files; a schedule says what loops") }
-        if (simulatedClock || display == "null") && (isSchedule || !screenshotAt.isEmpty) {
-            throw ValidationError("--simulated-clock and --display null play media files to null sinks: no schedules, no screenshots")
+        if (simulatedClock || display == "null") && (isSchedule || !screenshotAt.isEmpty || configFile != nil) {
+            throw ValidationError("--simulated-clock and --display null play media files to null sinks: no schedules, no screenshots, no --config")
         }
         try audioMix.validate(soundIsPlayed: !noAudio && !simulatedClock && display != "null")
         if simulatedClock || display == "null" { return }
@@ -110,24 +120,29 @@ struct PlayCommand: AsyncParsableCommand {
     func displayConfiguration(schedule: Schedule?) throws -> DisplayConfiguration {
         var modeText = mode
         if modeText == nil, let schedule, case .explicit = schedule.display.mode { modeText = schedule.display.mode.description }
-        if modeText == nil, display == "headless" { modeText = "1920x1080@\(refreshRate)" }
+        if modeText == nil, displayKind == "headless" { modeText = "1920x1080@\(refreshRate)" }
         let rotationText = rotation ?? schedule.map { String($0.display.rotationDegrees) } ?? "0"
         let gravityText = gravity ?? schedule?.display.gravity.rawValue ?? "fit"
         do {
-            return try DisplayConfiguration(display: display, mode: modeText, rotation: rotationText, gravity: gravityText,
-                                            connector: schedule?.display.connector)
+            return try DisplayConfiguration(display: displayKind, mode: modeText, rotation: rotationText, gravity: gravityText,
+                                            connector: connector ?? schedule?.display.connector)
         } catch {
             throw ValidationError(error.description)
         }
     }
 
     func run() async throws {
-        MemoryTuning.keepLargeBuffersMapped()
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = .info
-            return handler
+        if let configFile {
+            // The file fills in what the command line leaves out; then the command runs as if given it all.
+            var command = self
+            try command.apply(try Self.readConfiguration(configFile))
+            command.configFile = nil
+            try command.validate()
+            return try await command.run()
         }
+        MemoryTuning.keepLargeBuffersMapped()
+        // Native journal entries under systemd, plain lines on a terminal.
+        LoggingSystem.bootstrap { label in JournalLogHandler.standard(label: label) }
         let logger = Logger(label: "vitrine.play")
         if simulatedClock || display == "null" { return try await runOnNullSinks() }
         // A schedule is read (and its media probed) before any device is opened.
@@ -160,8 +175,8 @@ struct PlayCommand: AsyncParsableCommand {
         var soundtrack: MixerInput?
         if !noAudio {
             do {
-                let opened = try ALSAOutput(configuration: .init(deviceName: audioDevice))
-                opened.masterVolume = Float(volume)
+                let opened = try ALSAOutput(configuration: .init(deviceName: audioDevice ?? "default"))
+                opened.masterVolume = Float(volume ?? 1)
                 soundtrack = opened.makeInput(label: "soundtrack")
                 try opened.start()
                 output = opened
@@ -236,6 +251,37 @@ struct PlayCommand: AsyncParsableCommand {
             failed = true
         }
         if failed { throw ExitCode(1) }
+    }
+
+    /// `--display`, or auto.
+    var displayKind: String { display ?? "auto" }
+
+    /// Reads and checks a configuration file; its problems are printed as file:line:column and end
+    /// the command (exit status 1, or 2 when the file cannot be read).
+    static func readConfiguration(_ path: String) throws -> Configuration {
+        let result = ConfigurationReader.read(path: path)
+        for diagnostic in result.diagnostics { printError(diagnostic.description) }
+        guard let configuration = result.configuration else { throw ExitCode(result.isUnreadable ? 2 : 1) }
+        return configuration
+    }
+
+    /// Takes from `configuration` every setting the command line did not give.
+    mutating func apply(_ configuration: Configuration) throws {
+        if files.isEmpty {
+            guard let schedule = configuration.schedule else {
+                throw ValidationError("\(configFile ?? "the configuration") names no schedule, and no file was given to play")
+            }
+            files = [schedule]
+        }
+        display = display ?? configuration.display.kind
+        connector = connector ?? configuration.display.connector
+        mode = mode ?? configuration.display.mode
+        rotation = rotation ?? configuration.display.rotation.map(String.init)
+        gravity = gravity ?? configuration.display.gravity?.rawValue
+        audioDevice = audioDevice ?? configuration.audio.device
+        volume = volume ?? configuration.audio.volume
+        if !configuration.audio.enabled { noAudio = true }
+        presentationLog = presentationLog ?? configuration.presentationLog
     }
 
     private func makeItems() -> [PlayerItem] {

@@ -1,25 +1,53 @@
 import ArgumentParser
+import Config
 import Scheduling
 
-/// `vitrine validate FILE`: checks a schedule's syntax and meaning and lists every problem.
+/// `vitrine validate FILE`: checks a schedule's (or a configuration file's) syntax and meaning and
+/// lists every problem.
 struct ValidateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "validate",
-        abstract: "Check a schedule file and report every problem as file:line:column.",
+        abstract: "Check a schedule file (or the player's configuration file) and report every problem as file:line:column.",
         discussion: """
             Checks TOML or JSON syntax, unknown keys, malformed times and durations, references between \
             entries and playlists, media files, cues against media lengths and overlapping entries of \
             equal priority. Media files are opened with FFmpeg to learn their lengths and find \
-            unreadable ones; URLs are not contacted. Exit status: 0 valid, 1 invalid, 2 unreadable.
+            unreadable ones; URLs are not contacted. A configuration file (--config, or a file named \
+            vitrine.toml) is checked key by key, and the schedule it names is then validated too. \
+            Exit status: 0 valid, 1 invalid, 2 unreadable.
             """)
 
-    @Argument(help: "The schedule file (.toml or .json).")
+    @Argument(help: "The schedule file (.toml or .json), or a configuration file.")
     var file: String
+
+    @Flag(name: .customLong("config"), help: "FILE is the player's configuration (/etc/vitrine/vitrine.toml), not a schedule.")
+    var isConfiguration = false
 
     @Flag(name: .customLong("quiet"), help: "Print nothing; only set the exit status.")
     var quiet = false
 
     func run() async throws {
+        var schedulePath = file
+        if isConfiguration || file == "vitrine.toml" || file.hasSuffix("/vitrine.toml") {
+            let result = ConfigurationReader.read(path: file)
+            if !quiet {
+                for diagnostic in result.diagnostics { print(diagnostic.description) }
+            }
+            guard let configuration = result.configuration else {
+                if !quiet { print("\(file): \(result.isUnreadable ? "unreadable" : "invalid configuration")") }
+                throw ExitCode(result.isUnreadable ? 2 : 1)
+            }
+            guard let schedule = configuration.schedule else {
+                if !quiet { print("\(file): valid (no schedule named)") }
+                return
+            }
+            if !quiet { print("\(file): valid; checking its schedule \(schedule)") }
+            schedulePath = schedule
+        }
+        try await validate(schedule: schedulePath)
+    }
+
+    private func validate(schedule file: String) async throws {
         let report = ScheduleValidator.validate(path: file, inspector: await ScheduleMediaProbe.inspector(forSchedule: file))
         if !quiet {
             for diagnostic in report.diagnostics { print(diagnostic.description) }

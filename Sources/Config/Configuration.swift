@@ -1,0 +1,66 @@
+public import MediaSinks
+
+/// The player's settings on an appliance: `/etc/vitrine/vitrine.toml`, read by
+/// `vitrine play --config FILE` and checked by `vitrine validate`. Every key is optional; the
+/// command line overrides what it also gives. The format is documented in docs/configuration.md.
+public struct Configuration: Sendable, Hashable {
+    /// Where the file normally is.
+    public static let defaultPath = "/etc/vitrine/vitrine.toml"
+    /// Where state (persisted counters, the current schedule choice) goes by default.
+    public static let defaultStateDirectory = "/var/lib/vitrine"
+
+    /// The schedule to play (absolute, or relative to the configuration file's folder).
+    public var schedule: String?
+    /// Where the player keeps its state; created when missing.
+    public var stateDirectory: String = Configuration.defaultStateDirectory
+    /// Where the presentation log goes (JSON lines), if anywhere.
+    public var presentationLog: String?
+    public var display = Display()
+    public var audio = Audio()
+
+    /// `[display]`: which screen and how.
+    public struct Display: Sendable, Hashable {
+        /// `auto` (KMS when a screen is connected, else headless), `kms` or `headless`.
+        public var kind: String?
+        /// The DRM connector to use (`HDMI-A-1`); the first connected one when absent.
+        public var connector: String?
+        /// `WxH` or `WxH@Hz`; the screen's preferred mode when absent.
+        public var mode: String?
+        /// 0, 90, 180 or 270 degrees clockwise.
+        public var rotation: Int?
+        public var gravity: VideoGravity?
+
+        public init(kind: String? = nil, connector: String? = nil, mode: String? = nil, rotation: Int? = nil, gravity: VideoGravity? = nil) {
+            self.kind = kind
+            self.connector = connector
+            self.mode = mode
+            self.rotation = rotation
+            self.gravity = gravity
+        }
+    }
+
+    /// `[audio]`: where sound goes.
+    public struct Audio: Sendable, Hashable {
+        /// `false` plays without sound (as `--no-audio`).
+        public var enabled: Bool = true
+        /// The ALSA PCM (`default`, `hdmi:CARD=PCH,DEV=0`, `hw:0,3`).
+        public var device: String?
+        /// The master volume, 0...1.
+        public var volume: Double?
+
+        public init(enabled: Bool = true, device: String? = nil, volume: Double? = nil) {
+            self.enabled = enabled
+            self.device = device
+            self.volume = volume
+        }
+    }
+
+    public init(schedule: String? = nil, stateDirectory: String = Configuration.defaultStateDirectory, presentationLog: String? = nil,
+                display: Display = Display(), audio: Audio = Audio()) {
+        self.schedule = schedule
+        self.stateDirectory = stateDirectory
+        self.presentationLog = presentationLog
+        self.display = display
+        self.audio = audio
+    }
+}
