@@ -123,7 +123,7 @@ let package = Package(
             name: "ShowRunnerTests",
             dependencies: ["Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Scheduling", "MediaSinks"]),
-        .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", "ChildProcesses", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VitrineCLITests", dependencies: ["Threading", "MediaTime", "ChildProcesses"]),
     ],
     swiftLanguageModes: [.v6]

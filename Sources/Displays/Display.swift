@@ -21,6 +21,10 @@ public protocol Display: VideoSink {
     func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?)
     /// Stops rendering and releases the device (restoring the screen on KMS). Idempotent.
     func stop()
+    /// How many times the render loop has gone round (a refresh presented or skipped, a job run):
+    /// it grows while the render thread is alive and not stuck, whatever is on screen. A
+    /// watchdog reads it.
+    var heartbeat: UInt64 { get }
 }
 
 /// Something that happened to a display, reported to its event handler.

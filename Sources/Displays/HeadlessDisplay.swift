@@ -48,6 +48,7 @@ public final class HeadlessDisplay: Display {
     public func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { loop.setEventHandler(handler) }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
+    public var heartbeat: UInt64 { loop.heartbeat }
 
     /// Runs one refresh now and says what it did (manual pacing; with timer pacing it adds an extra refresh).
     @discardableResult

@@ -80,6 +80,7 @@ public final class KMSDisplay: Display {
     public func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { loop.setEventHandler(handler) }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
+    public var heartbeat: UInt64 { loop.heartbeat }
 }
 
 /// The KMS display's device: DRM fd, GBM surface, EGL on GBM, modesetting and flips. Render thread only

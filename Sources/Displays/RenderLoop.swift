@@ -66,6 +66,8 @@ final class RenderLoop: Sendable {
     let refreshInterval: MediaTime
     let rotation: Rotation
     private let shared = LockedValue(Shared())
+    /// Counts the render loop's rounds (see ``Display/heartbeat``).
+    private let rounds = Atomic<UInt64>(0)
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
     private let clock: any HostClock
@@ -117,6 +119,9 @@ final class RenderLoop: Sendable {
     }
 
     // MARK: Any thread
+
+    /// The render loop's rounds so far.
+    var heartbeat: UInt64 { rounds.load(ordering: .relaxed) }
 
     func setSource(_ source: (any VideoFrameSource)?) { shared.withLock { $0.source = source } }
 
@@ -186,6 +191,7 @@ final class RenderLoop: Sendable {
             }
             for job in jobs { job(context) }
             if stopping { break }
+            rounds.add(1, ordering: .relaxed)
             for event in context.backend.maintain() { report(event) }
             switch pacing {
             case .manual:

@@ -239,7 +239,10 @@ struct PlayCommand: AsyncParsableCommand {
             })
         }
         services.append(DisplayService(display: screen))
-        services.append(PlaybackService(playback: playback, limit: limit, clock: MonotonicClock(), pollInterval: .milliseconds(20)))
+        let notifier = SystemdNotifier.fromEnvironment()
+        services.append(SystemdService(notifier: notifier, display: screen, log: log))
+        services.append(PlaybackService(playback: playback, limit: limit, clock: MonotonicClock(), pollInterval: .milliseconds(20),
+                                        notifier: notifier))
         do { try await ServiceRunner.run(services, logger: logger) } catch {
             printError("vitrine play: stopping: \(error)")
             throw ExitCode(1)

@@ -1,44 +1,8 @@
+import ChildProcesses
 import Foundation
 import Logging
 import Supervisor
 import Testing
-
-/// A datagram socket standing in for systemd's notify socket or the journal's.
-final class DatagramReceiver {
-    let path: String
-    let descriptor: Int32
-
-    /// Bound to a fresh path, or (`abstract`) to an abstract name; `path` is what a client is given.
-    init(abstract: Bool = false) throws {
-        let name = "vitrine-test-\(UUID().uuidString.prefix(8))"
-        path = abstract ? "@\(name)" : FileManager.default.temporaryDirectory.appendingPathComponent(name).path
-        descriptor = socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        var bytes = Array(path.utf8)
-        if abstract { bytes[0] = 0 }
-        withUnsafeMutableBytes(of: &address.sun_path) { raw in for (index, byte) in bytes.enumerated() { raw[index] = byte } }
-        let length = socklen_t(MemoryLayout<sa_family_t>.size + bytes.count + (abstract ? 0 : 1))
-        let status = withUnsafePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(descriptor, $0, length) }
-        }
-        try #require(status == 0, "bind \(path): errno \(errno)")
-        var timeout = timeval(tv_sec: 5, tv_usec: 0)
-        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
-    }
-
-    deinit {
-        close(descriptor)
-        if !path.hasPrefix("@") { unlink(path) }
-    }
-
-    /// The next datagram (waits up to 5 s), or nil.
-    func receive() -> [UInt8]? {
-        var buffer = [UInt8](repeating: 0, count: 65_536)
-        let count = buffer.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
-        return count >= 0 ? Array(buffer.prefix(count)) : nil
-    }
-}
 
 @Suite("systemd notify protocol")
 struct NotifyTests {

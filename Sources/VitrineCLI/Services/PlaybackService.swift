@@ -2,6 +2,7 @@ import MediaTime
 import Playback
 import ServiceLifecycle
 import ShowRunner
+import Supervisor
 
 /// Playback as a service: a schedule's show or a queue of files, played until the queue runs out,
 /// `--duration` passes, or the group shuts down (SIGTERM, SIGINT). It is the first to stop, and
@@ -18,6 +19,8 @@ struct PlaybackService: Service, CustomStringConvertible {
     let clock: any HostClock
     /// How often to look whether playback is over (shorter on a simulated clock).
     let pollInterval: Duration
+    /// Told `STOPPING=1` when playback starts stopping.
+    var notifier: SystemdNotifier? = nil
 
     var description: String { "playback" }
 
@@ -34,6 +37,7 @@ struct PlaybackService: Service, CustomStringConvertible {
                 if let limit, clock.now() - started >= limit { return }
             }
         }
+        notifier?.stopping(status: "stopping")
         switch playback {
         case .show(let show): show.stop()
         case .queue(let player): player.invalidate()
