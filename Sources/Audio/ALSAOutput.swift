@@ -83,17 +83,51 @@ public final class ALSAOutput: Sendable {
     static let logger = Logger(label: "vitrine.audio")
 
     /// Opens the PCM and negotiates its format; call ``start()`` to begin playing.
-    public init(configuration: Configuration = Configuration()) throws(AudioOutputError) {
+    ///
+    /// With `waitsForDevice`, a device that cannot be opened now (no sound card yet, HDMI audio that
+    /// appears only once the screen is on, a USB speaker unplugged) is not an error: the output
+    /// starts without it — its inputs are mixed and their clocks run on the host clock, in silence —
+    /// tries the device again every ``Configuration/reopenIntervalMilliseconds``, and brings the
+    /// sound in, in step with those clocks, when it opens (a route change says so). Why it could
+    /// not be opened is in ``unavailableReason``. A configuration text that does not parse is an
+    /// error either way.
+    public init(configuration: Configuration = Configuration(), waitsForDevice: Bool = false) throws(AudioOutputError) {
         self.configuration = configuration
         format = AudioFormat(sampleRate: configuration.sampleRate, channelCount: configuration.channelCount)
-        let device = try ALSAOutput.openDevice(named: configuration.deviceName, configuration: configuration)
         let rampFrames = configuration.sampleRate * configuration.rampMilliseconds / 1000
-        var state = OutputState(deviceFormat: device.format, rampFrames: rampFrames)
-        state.currentDevice = device.name
+        let device: PCMDevice?
+        var reason: AudioOutputError?
+        do {
+            device = try ALSAOutput.openDevice(named: configuration.deviceName, configuration: configuration)
+        } catch {
+            if case .invalidConfiguration = error { throw error }
+            guard waitsForDevice else { throw error }
+            device = nil
+            reason = error
+        }
+        var state = OutputState(deviceFormat: device?.format ?? ALSAOutput.silentFormat(configuration), rampFrames: rampFrames)
+        state.currentDevice = device?.name
         shared = ConditionLock(state)
         initialDevice = LockedValue(device)
         thread = LockedValue(nil)
-        ALSAOutput.logger.info("audio output \(device.name): \(device.format)")
+        unavailableReason = reason
+        if let device {
+            ALSAOutput.logger.info("audio output \(device.name): \(device.format)")
+        } else if let reason {
+            ALSAOutput.logger.warning("no audio device yet, playing in silence and trying again: \(reason)")
+        }
+    }
+
+    /// Why the device could not be opened when the output was made (with `waitsForDevice`), or
+    /// `nil` when it opened.
+    public let unavailableReason: AudioOutputError?
+
+    /// The format the silent clock runs in while no device is open: the one asked for, with a
+    /// period of a quarter of the latency (what a device typically negotiates).
+    static func silentFormat(_ configuration: Configuration) -> DeviceFormat {
+        let buffer = max(64, configuration.sampleRate * configuration.latencyMicroseconds / 1_000_000)
+        return DeviceFormat(sampleRate: configuration.sampleRate, channelCount: configuration.channelCount,
+                            sampleFormat: configuration.sampleFormat, periodFrames: max(16, buffer / 4), bufferFrames: buffer)
     }
 
     deinit {
@@ -134,7 +168,8 @@ public final class ALSAOutput: Sendable {
     /// before, so the first period already carries them. Starting a started output does nothing.
     public func start() throws(AudioOutputError) {
         let result: Result<Void, ThreadStartError> = thread.withLock { thread in
-            guard thread == nil, let device = initialDevice.withLock({ $0 }) else { return .success(()) }
+            guard thread == nil, !shared.withLock({ $0.isStopped }) else { return .success(()) }
+            let device = initialDevice.withLock { $0 }
             let shared = self.shared
             let configuration = self.configuration
             shared.withLock { $0.isStarted = true }

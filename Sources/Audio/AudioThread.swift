@@ -14,7 +14,7 @@ struct AudioThread {
     let configuration: ALSAOutput.Configuration
     var device: PCMDevice?
 
-    init(shared: ConditionLock<OutputState, StateChanged>, configuration: ALSAOutput.Configuration, device: PCMDevice) {
+    init(shared: ConditionLock<OutputState, StateChanged>, configuration: ALSAOutput.Configuration, device: PCMDevice?) {
         self.shared = shared
         self.configuration = configuration
         self.device = device
@@ -24,7 +24,8 @@ struct AudioThread {
         device?.claim()
         let channels = configuration.channelCount
         let rate = Int64(configuration.sampleRate)
-        var format = device!.format
+        // Without a device (not there yet) the loop runs the silent clock in the format asked for.
+        var format = device?.format ?? shared.withLock { $0.deviceFormat }
         var mix = [Float](repeating: 0, count: format.periodFrames * channels)
         var scratch = mix
         var bytes = [UInt8](repeating: 0, count: format.periodFrames * channels * 4)

@@ -170,12 +170,17 @@ struct PlayCommand: AsyncParsableCommand {
         }
         defer { screen.stop() }
 
-        // Sound: one ALSA output with one input for the soundtrack.
+        // Sound: one ALSA output with one input for the soundtrack. A device that is not there (yet) is
+        // no reason to show nothing: the picture starts at once, the sound comes in when the device does.
         var output: ALSAOutput?
         var soundtrack: MixerInput?
         if !noAudio {
             do {
-                let opened = try ALSAOutput(configuration: .init(deviceName: audioDevice ?? "default"))
+                let opened = try ALSAOutput(configuration: .init(deviceName: audioDevice ?? "default"), waitsForDevice: true)
+                if let reason = opened.unavailableReason {
+                    printError("vitrine play: warning: \(reason)")
+                    printError("vitrine play: playing without sound for now; the device is tried again every second")
+                }
                 opened.masterVolume = Float(volume ?? 1)
                 soundtrack = opened.makeInput(label: "soundtrack")
                 try opened.start()

@@ -1,3 +1,6 @@
+import Glibc
+import MediaSinks
+import MediaTime
 import Testing
 @testable import Audio
 
@@ -19,6 +22,35 @@ struct DeviceErrorTests {
             #expect(error.description.contains("no_such_vitrine_device"))
             #expect(error.description.contains("available PCMs"))
         }
+    }
+
+    @Test("waiting for the device, an output without one starts anyway: its inputs' clocks run in silence on the host clock")
+    func waitsForDevice() throws {
+        let output = try ALSAOutput(configuration: .init(deviceName: "no_such_vitrine_device", reopenIntervalMilliseconds: 200),
+                                    waitsForDevice: true)
+        defer { output.stop() }
+        guard case .unknownDevice(let name, _, _) = output.unavailableReason else {
+            Issue.record("expected the unknown device as the reason, got \(String(describing: output.unavailableReason))")
+            return
+        }
+        #expect(name == "no_such_vitrine_device")
+        #expect(output.currentDeviceName == nil)
+        let input = output.makeInput(label: "soundtrack")
+        try output.start()
+        let second = AudioBuffer(samples: [Float](repeating: 0.25, count: 48_000 * 2), format: output.format, presentationTime: .zero)
+        #expect(input.enqueue(second))
+        // The clock starts and advances with real time although nothing is heard.
+        var first: AudioClockReading?
+        for _ in 0..<500 where first == nil {
+            first = input.currentReading()
+            if first == nil { usleep(10_000) }
+        }
+        let start = try #require(first, "the silent clock never started")
+        usleep(300_000)
+        let later = try #require(input.currentReading())
+        let advanced = (later.mediaTime - start.mediaTime).seconds
+        #expect(advanced > 0.15 && advanced < 0.6, "advanced \(advanced) s in 0.3 s")
+        #expect(output.currentDeviceName == nil)
     }
 
     @Test("broken ALSA configuration text is reported as such")
