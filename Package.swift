@@ -86,7 +86,7 @@ let package = Package(
         // Living under a service manager: sd_notify, the journal, and (planned) the restart policy.
         .target(
             name: "Supervisor",
-            dependencies: [.product(name: "Logging", package: "swift-log")],
+            dependencies: ["Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .executableTarget(
             name: "VitrineCLI",
@@ -123,7 +123,7 @@ let package = Package(
             name: "ShowRunnerTests",
             dependencies: ["Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Scheduling", "MediaSinks"]),
-        .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", "ChildProcesses", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", "ChildProcesses", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VitrineCLITests", dependencies: ["Threading", "MediaTime", "ChildProcesses"]),
     ],
     swiftLanguageModes: [.v6]
