@@ -337,17 +337,40 @@ final class Compositor {
             if state.removedAt != nil, !inProgress { finished.append(state.id) }
             let opacity = state.overlay.opacity * factor
             guard opacity > 0 else { continue }
-            drawTexture(state.texture, in: state.rect, opacity: opacity)
+            if let clip = state.overlay.clip {
+                let bounds = clip.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+                guard let visible = Compositor.intersect(state.rect, bounds) else { continue }
+                drawTexture(state.texture, in: visible.rect, textureCorners: visible.corners, opacity: opacity)
+            } else {
+                drawTexture(state.texture, in: state.rect, opacity: opacity)
+            }
         }
         overlays.removeAll { finished.contains($0.id) }
         dirty = false
     }
 
-    private func drawTexture(_ texture: GLTexture, in rect: (x: Double, y: Double, width: Double, height: Double), opacity: Double) {
+    /// The part of `rect` inside `clip`, and the texture coordinates of its corners (top-left,
+    /// top-right, bottom-left, bottom-right) for a texture that covers all of `rect`; nil when
+    /// nothing of it is inside.
+    static func intersect(
+        _ rect: (x: Double, y: Double, width: Double, height: Double), _ clip: (x: Double, y: Double, width: Double, height: Double)
+    ) -> (rect: (x: Double, y: Double, width: Double, height: Double), corners: [(Double, Double)])? {
+        let left = max(rect.x, clip.x), right = min(rect.x + rect.width, clip.x + clip.width)
+        let top = max(rect.y, clip.y), bottom = min(rect.y + rect.height, clip.y + clip.height)
+        guard right > left, bottom > top, rect.width > 0, rect.height > 0 else { return nil }
+        let u0 = (left - rect.x) / rect.width, u1 = (right - rect.x) / rect.width
+        let v0 = (top - rect.y) / rect.height, v1 = (bottom - rect.y) / rect.height
+        return ((left, top, right - left, bottom - top), [(u0, v0), (u1, v0), (u0, v1), (u1, v1)])
+    }
+
+    private func drawTexture(
+        _ texture: GLTexture, in rect: (x: Double, y: Double, width: Double, height: Double),
+        textureCorners: [(Double, Double)] = [(0, 0), (1, 0), (0, 1), (1, 1)], opacity: Double
+    ) {
         glBindTexture(GLenum(GL_TEXTURE_2D), texture.name)
         glUniform1f(overlayProgram.uniform("u_opacity"), GLfloat(opacity))
         let layout = VideoLayout(x: rect.x, y: rect.y, width: rect.width, height: rect.height,
-                                 textureCorners: [(0, 0), (1, 0), (0, 1), (1, 1)])
+                                 textureCorners: textureCorners)
         drawQuad(layout.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight))
     }
 

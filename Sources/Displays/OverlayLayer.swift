@@ -75,10 +75,13 @@ public struct OverlayLayer: Sendable {
     public var fadeIn: MediaTime
     /// Time from ``opacity`` to invisible after the overlay is removed.
     public var fadeOut: MediaTime
+    /// Only the part inside this rectangle is drawn (a ticker's line stays inside its bar while it
+    /// runs through it); `nil` draws all of it.
+    public var clip: OverlayFrame?
 
     public init(
         _ content: Content, frame: OverlayFrame, zIndex: Int = 0, opacity: Double = 1,
-        fadeIn: MediaTime = .zero, fadeOut: MediaTime = .zero
+        fadeIn: MediaTime = .zero, fadeOut: MediaTime = .zero, clip: OverlayFrame? = nil
     ) {
         self.content = content
         self.frame = frame
@@ -86,6 +89,7 @@ public struct OverlayLayer: Sendable {
         self.opacity = min(max(opacity, 0), 1)
         self.fadeIn = fadeIn
         self.fadeOut = fadeOut
+        self.clip = clip
     }
 }
 

@@ -21,9 +21,11 @@ struct TickerSpec: Sendable {
     let zIndex: Int
     let opacity: Double
 
-    /// The text overlay, first placed with its left edge at the rectangle's right edge.
+    /// The text overlay, first placed with its left edge at the rectangle's right edge, and only
+    /// ever drawn inside the rectangle.
     var line: OverlayLayer {
-        OverlayLayer(.text(text, style), frame: frame(at: 0), zIndex: zIndex, opacity: opacity)
+        OverlayLayer(.text(text, style), frame: frame(at: 0), zIndex: zIndex, opacity: opacity,
+                     clip: .pixels(x: x, y: y, width: width, height: height))
     }
 
     /// Where the line is when its left edge is `offset` pixels from the rectangle's right edge, leftwards.

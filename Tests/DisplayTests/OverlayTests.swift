@@ -68,6 +68,31 @@ struct OverlayTests {
         #expect(try display.screenshot().image.rgb(10, 10) == .white)
     }
 
+    @Test("a clip rectangle keeps the overlay inside it, and the part shown is the matching part of the picture; moving keeps the clip")
+    func clipped() throws {
+        let (display, _, _) = try Self.blueScreen()
+        defer { display.stop() }
+        // Left half red, right half green: 40x20, placed at x 20; the clip lets x 30..<50 through.
+        var pixels = [UInt8]()
+        for _ in 0..<20 { for x in 0..<40 { pixels += x < 20 ? [255, 0, 0, 255] : [0, 255, 0, 255] } }
+        let picture = RGBAImage(width: 40, height: 20, pixels: pixels)
+        let id = display.layers.add(OverlayLayer(.image(picture), frame: .pixels(x: 20, y: 10, width: 40, height: 20),
+                                                 clip: .pixels(x: 30, y: 0, width: 20, height: 90)))
+        try display.refresh()
+        var shot = try display.screenshot().image
+        #expect(shot.rgb(25, 20) == .blue, "left of the clip")
+        #expect(shot.rgb(33, 20) == .red, "inside the clip, the picture's left half")
+        #expect(shot.rgb(45, 20) == .green, "inside the clip, the picture's right half")
+        #expect(shot.rgb(55, 20) == .blue, "right of the clip")
+        // Moved 20 px left: now only the picture's right half falls in the clip.
+        display.layers.move(id, to: .pixels(x: 0, y: 10, width: 40, height: 20))
+        try display.refresh()
+        shot = try display.screenshot().image
+        #expect(shot.rgb(33, 20) == .green)
+        #expect(shot.rgb(15, 20) == .blue, "outside the clip although the picture is there")
+        #expect(shot.rgb(45, 20) == .blue)
+    }
+
     @Test("a steady opacity blends the overlay with the video")
     func opacity() throws {
         let (display, _, _) = try Self.blueScreen()
