@@ -61,6 +61,11 @@ struct PlayCommand: AsyncParsableCommand {
         "Write the first frame presented at or after TIME (seconds, item time) as PNG to PATH.", valueName: "TIME=PATH"))
     var screenshotAt: [String] = []
 
+    @Option(name: .customLong("state-directory"), help: ArgumentHelp(
+        "Keep the player's state (starts, runs that ended without an orderly stop) in this folder; with --config, the configuration's state_directory.",
+        valueName: "PATH"))
+    var stateDirectory: String?
+
     @Option(name: .customLong("presentation-log"), help: "Write the presentation log (JSON lines) to PATH ('-' for standard output).")
     var presentationLog: String?
 
@@ -248,10 +253,13 @@ struct PlayCommand: AsyncParsableCommand {
         services.append(SystemdService(notifier: notifier, display: screen, log: log))
         services.append(PlaybackService(playback: playback, limit: limit, clock: MonotonicClock(), pollInterval: .milliseconds(20),
                                         notifier: notifier))
+        let state = stateDirectory.map { StateStore(directory: $0) }
+        if let state { recordStart(in: state, logger: logger) }
         do { try await ServiceRunner.run(services, logger: logger) } catch {
             printError("vitrine play: stopping: \(error)")
             throw ExitCode(1)
         }
+        if let state { recordOrderlyStop(in: state, logger: logger) }
         var failed = false
         if let watcher { failed = await watcher.value >= files.count }
         for problem in screenshots?.finish() ?? [] {
@@ -259,6 +267,36 @@ struct PlayCommand: AsyncParsableCommand {
             failed = true
         }
         if failed { throw ExitCode(1) }
+    }
+
+    /// Counts this start, and a previous run that ended without an orderly stop (a crash, a kill, a
+    /// power cut): a restart loop is visible in the state and the log. A state that cannot be
+    /// written is logged; playback goes on.
+    private func recordStart(in store: StateStore, logger: Logger) {
+        do {
+            var state = try store.load()
+            if state.running {
+                state.uncleanEnds += 1
+                logger.warning("the previous run ended without an orderly stop", metadata: [
+                    "unclean_ends": "\(state.uncleanEnds)", "starts": "\(state.starts)", "state": "\(store.path)"])
+            }
+            state.starts += 1
+            state.running = true
+            try store.save(state)
+        } catch {
+            logger.error("the player's state is not kept: \(error)")
+        }
+    }
+
+    /// Marks the run as ended in order.
+    private func recordOrderlyStop(in store: StateStore, logger: Logger) {
+        do {
+            var state = try store.load()
+            state.running = false
+            try store.save(state)
+        } catch {
+            logger.error("the player's state is not kept: \(error)")
+        }
     }
 
     /// `--display`, or auto.
@@ -290,6 +328,7 @@ struct PlayCommand: AsyncParsableCommand {
         volume = volume ?? configuration.audio.volume
         if !configuration.audio.enabled { noAudio = true }
         presentationLog = presentationLog ?? configuration.presentationLog
+        stateDirectory = stateDirectory ?? configuration.stateDirectory
     }
 
     private func makeItems() -> [PlayerItem] {
