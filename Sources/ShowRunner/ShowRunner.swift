@@ -44,6 +44,8 @@ public final class ShowRunner: @unchecked Sendable {
     /// Where one queued engine item sits in the programme.
     struct Placement {
         var entryKey: String
+        /// The entry's name, or "fallback".
+        var entryName: String
         var start: UTCInstant
         var end: UTCInstant?
     }
@@ -137,6 +139,12 @@ public final class ShowRunner: @unchecked Sendable {
 
     /// The schedule playing now.
     public var currentSchedule: Schedule { queue.sync { schedule } }
+
+    /// The name of the entry the current item belongs to ("fallback" for the fallback playlist),
+    /// or nil when nothing is queued.
+    public var currentEntryName: String? {
+        queue.sync { player.currentItem.flatMap { placements[ObjectIdentifier($0)]?.entryName } }
+    }
 
     /// Reads, validates and (if valid) adopts the schedule file now, as a file change does. Returns
     /// whether it was adopted.
@@ -276,7 +284,7 @@ public final class ShowRunner: @unchecked Sendable {
             end = end ?? change
         }
         placements[ObjectIdentifier(item)] = Placement(entryKey: key(state.entry.flatMap { entry in
-            state.occurrence.map { (entry, $0) } }), start: start, end: end)
+            state.occurrence.map { (entry, $0) } }), entryName: state.entry?.name ?? "fallback", start: start, end: end)
         return item
     }
 }

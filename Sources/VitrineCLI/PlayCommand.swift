@@ -250,7 +250,9 @@ struct PlayCommand: AsyncParsableCommand {
         }
         services.append(DisplayService(display: screen))
         let notifier = SystemdNotifier.fromEnvironment()
-        services.append(SystemdService(notifier: notifier, display: screen, log: log))
+        var notifications = SystemdService(notifier: notifier, display: screen, log: log)
+        if case .show(let show) = playback { notifications.entry = { show.currentEntryName } }
+        services.append(notifications)
         services.append(PlaybackService(playback: playback, limit: limit, clock: MonotonicClock(), pollInterval: .milliseconds(20),
                                         notifier: notifier))
         let state = stateDirectory.map { StateStore(directory: $0) }

@@ -49,4 +49,30 @@ struct SystemdNotifyTests {
         #expect(end.contains { $0.hasPrefix("STOPPING=1") }, "\(end)")
         #expect(player.wait() == 0)
     }
+
+    @Test("for a schedule, STATUS names the entry too")
+    func statusNamesTheEntry() throws {
+        let receiver = try DatagramReceiver()
+        let clip = ScheduleCommandsTests.root.appendingPathComponent("Fixtures/generated/queue1.mp4").path
+        let schedule = try ScheduleCommandsTests.temporaryFile("""
+            version = 1
+            timezone = "UTC"
+            fallback = "house"
+            [[playlists.house.items]]
+            video = "\(clip)"
+            """, name: "show.toml")
+        defer { try? FileManager.default.removeItem(at: schedule.deletingLastPathComponent()) }
+        var environment = ProcessInfo.processInfo.environment
+        environment["NOTIFY_SOCKET"] = receiver.path
+        let player = try ChildProcess(
+            executable: ScheduleCommandsTests.executable.path,
+            arguments: ["play", schedule.path, "--display", "headless", "--mode", "320x240@25", "--no-audio"],
+            environment: environment)
+        defer { player.terminate(SIGKILL) }
+        let start = Self.messages(from: receiver, until: { $0.contains { $0.hasPrefix("READY=1") } })
+        let ready = try #require(start.first { $0.hasPrefix("READY=1") }, "no READY=1 in \(start)")
+        #expect(ready.contains("STATUS=fallback: playing queue1.mp4 (item 0) at "), "\(ready)")
+        player.terminate(SIGTERM)
+        #expect(player.wait() == 0)
+    }
 }

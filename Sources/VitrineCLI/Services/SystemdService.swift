@@ -15,6 +15,8 @@ struct SystemdService: Service, CustomStringConvertible {
     let notifier: SystemdNotifier
     let display: any Display
     let log: ShowLog
+    /// The schedule entry playing now, for a show.
+    var entry: @Sendable () -> String? = { nil }
 
     var description: String { "service manager notifications" }
 
@@ -25,7 +27,7 @@ struct SystemdService: Service, CustomStringConvertible {
         }
         // Checked twice per watchdog interval (at least every second), as sd_watchdog_enabled advises.
         let check = min(notifier.watchdogInterval.map { $0 / 2 } ?? .seconds(1), .seconds(1))
-        await cancelWhenGracefulShutdown { [notifier, display, log] in
+        await cancelWhenGracefulShutdown { [notifier, display, log, entry] in
             var ready = false
             var lastBeat = display.heartbeat
             var lastStatus = ""
@@ -35,7 +37,7 @@ struct SystemdService: Service, CustomStringConvertible {
                 if notifier.watchdogInterval != nil, beat != lastBeat { notifier.watchdog() }
                 lastBeat = beat
                 guard let frame = log.lastPresentedFrame else { continue }
-                let status = Self.status(frame)
+                let status = Self.status(frame, entry: entry())
                 if !ready {
                     notifier.ready(status: status)
                     ready = true
@@ -47,9 +49,11 @@ struct SystemdService: Service, CustomStringConvertible {
         }
     }
 
-    /// "playing lobby.mp4 (item 3) at 12 s": changes at most once a second.
-    static func status(_ frame: PresentedFrame) -> String {
+    /// "morning: playing lobby.mp4 (item 3) at 12 s", or without the entry when files are played:
+    /// changes at most once a second.
+    static func status(_ frame: PresentedFrame, entry: String?) -> String {
         let name = frame.source.split(separator: "/").last.map(String.init) ?? frame.source
-        return "playing \(name) (item \(frame.itemIndex)) at \(Int(frame.presentationTime.seconds.rounded(.down))) s"
+        let playing = "playing \(name) (item \(frame.itemIndex)) at \(Int(frame.presentationTime.seconds.rounded(.down))) s"
+        return entry.map { "\($0): \(playing)" } ?? playing
     }
 }
