@@ -32,9 +32,11 @@ struct SystemdService: Service, CustomStringConvertible {
             var lastBeat = display.heartbeat
             var lastStatus = ""
             while !Task.isCancelled {
-                try? await Task.sleep(for: check)
+                // Until the first frame is up, look often: READY=1 should follow it closely.
+                try? await Task.sleep(for: ready ? check : .milliseconds(20))
+                // systemd arms the watchdog once the service is ready: the pings start with READY=1.
                 let beat = display.heartbeat
-                if notifier.watchdogInterval != nil, beat != lastBeat { notifier.watchdog() }
+                if ready, notifier.watchdogInterval != nil, beat != lastBeat { notifier.watchdog() }
                 lastBeat = beat
                 guard let frame = log.lastPresentedFrame else { continue }
                 let status = Self.status(frame, entry: entry())
