@@ -162,7 +162,7 @@ final class AudioFeeder: Sendable {
                 // Muted off 1.0: drop what the video clock has passed, without outrunning it (the
                 // clock is what this waits for: a timed wait, cut short by any signal).
                 let now = engine.withLock { $0.currentTime(at: clock.now()) }
-                if next.buffer.presentationTime > now + MediaTime(value: 1, timescale: 2) {
+                if next.presentationTime > now + MediaTime(value: 1, timescale: 2) {
                     engine.withLock(waitingFor: .feeder, until: { _ in signals.load(ordering: .sequentiallyConsistent) != seen },
                                     timeout: .milliseconds(20)) { _ in }
                 }
@@ -170,10 +170,10 @@ final class AudioFeeder: Sendable {
             }
             let stillCurrent = engine.withLock { $0.audio.generation == fedGeneration && !$0.invalidated }
             guard stillCurrent else { continue }
-            var shifted = next.buffer
-            shifted.presentationTime = next.buffer.presentationTime + offset
+            var shifted = next
+            shifted.presentationTime = next.presentationTime + offset
             if sink.enqueue(shifted) {
-                end = next.buffer.presentationTime + next.buffer.duration
+                end = next.presentationTime + next.duration
                 let fedEnd = end
                 engine.withLock { $0.audio.enqueued(item, until: fedEnd, generation: fedGeneration) }
             }

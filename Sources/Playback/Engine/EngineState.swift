@@ -138,7 +138,7 @@ struct EngineState {
         if let next = items.dropFirst().first(where: { $0.status != .failed }) { effects.actions.append(.prepare(next)) }
     }
 
-    /// Replaces the queue; returns the items no longer in it.
+    /// Replaces the queue; the items no longer in it are released.
     mutating func replaceItems(with newItems: [PlayerItem], into effects: inout EngineEffects) {
         let oldCurrent = items.first
         for item in items where !newItems.contains(where: { $0 === item }) { effects.actions.append(.release(item)) }

@@ -155,26 +155,24 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
         let status = item.status
         events.emit(.itemStatusChanged(item, status))
         if status == .readyToPlay { updatePlayerStatus(readyItem: item) }
-        if status == .readyToPlay, item.isAudioEnabled, let problem = item.audioTrackError {
-            // An audio track no decoder can play: the item plays video only.
-            PlayerCore.logger.warning("playing video only: \(problem)")
-            handle { state, effects in
-                guard let index = state.logIndex(of: item) else { return }
-                effects.log(.audioUnavailable, itemIndex: index, source: item.url, time: nil, at: clock.now(), reason: problem.description)
-            }
-        }
-        if status == .readyToPlay && !item.hasVideo {
-            // Audio-only items present no frame: their readiness is logged when it happens.
-            handle { state, effects in
-                guard let index = state.logIndex(of: item) else { return }
-                effects.log(.itemReady, itemIndex: index, source: item.url, time: nil, at: clock.now())
-            }
-        }
+        // An audio track no decoder can play: the item plays video only.
+        let unplayableAudio = status == .readyToPlay && item.isAudioEnabled ? item.audioTrackError : nil
+        if let unplayableAudio { PlayerCore.logger.warning("playing video only: \(unplayableAudio)") }
+        let now = clock.now()
         handle { state, effects in
-            if status == .failed, let index = state.logIndex(of: item) {
-                state.prepareUpcoming(into: &effects)
-                effects.log(.itemFailed, itemIndex: index, source: item.url, time: nil, at: clock.now(),
-                            reason: item.error?.description ?? "unknown error")
+            if let index = state.logIndex(of: item) {
+                if let unplayableAudio {
+                    effects.log(.audioUnavailable, itemIndex: index, source: item.url, time: nil, at: now, reason: unplayableAudio.description)
+                }
+                if status == .readyToPlay && !item.hasVideo {
+                    // Audio-only items present no frame: their readiness is logged when it happens.
+                    effects.log(.itemReady, itemIndex: index, source: item.url, time: nil, at: now)
+                }
+                if status == .failed {
+                    state.prepareUpcoming(into: &effects)
+                    effects.log(.itemFailed, itemIndex: index, source: item.url, time: nil, at: now,
+                                reason: item.error?.description ?? "unknown error")
+                }
             }
             // The feeder may be waiting for this item to be ready to go on into it.
             effects.actions.append(.wakeFeeder)

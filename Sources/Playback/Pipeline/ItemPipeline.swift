@@ -39,12 +39,6 @@ private enum PushOutcome {
     case stopping
 }
 
-/// Decoded, resampled audio with the seek serial it was decoded under.
-struct DecodedAudioBuffer: Sendable {
-    let buffer: AudioBuffer
-    let serial: Int
-}
-
 /// What the pipeline learned when it opened its input.
 struct PipelineInfo: Sendable {
     var duration: MediaTime
@@ -127,7 +121,8 @@ final class ItemPipeline: Sendable {
         var videoFinishedSerial = -1
         var audioFinishedSerial = -1
         var videoFrames = Deque<DecodedVideoFrame>()
-        var audioBuffers = Deque<DecodedAudioBuffer>()
+        /// Decoded, resampled audio, of the current serial only (a seek empties it, a stale buffer is never added).
+        var audioBuffers = Deque<AudioBuffer>()
         var audioBufferedDuration = MediaTime.zero
         var readyReported = false
         var info: PipelineInfo?
@@ -301,12 +296,12 @@ final class ItemPipeline: Sendable {
 
     /// Takes the next audio buffer, waiting for one until the stream is decoded to its end, the
     /// pipeline stops, or `interrupted()` holds (checked again after each ``wakeConsumer()``).
-    func takeAudio(unless interrupted: () -> Bool) -> DecodedAudioBuffer? {
-        let taken: DecodedAudioBuffer? = lock.withLock(waitingFor: .consumer, until: { state in
+    func takeAudio(unless interrupted: () -> Bool) -> AudioBuffer? {
+        let taken: AudioBuffer? = lock.withLock(waitingFor: .consumer, until: { state in
             !state.audioBuffers.isEmpty || state.stopping || state.audioFinishedSerial == state.serial || interrupted()
         }) { state in
             guard let first = state.audioBuffers.popFirst() else { return nil }
-            state.audioBufferedDuration = state.audioBufferedDuration - first.buffer.duration
+            state.audioBufferedDuration = state.audioBufferedDuration - first.duration
             return first
         }
         if taken != nil { lock.broadcast(.audioRoom) }
@@ -329,7 +324,7 @@ final class ItemPipeline: Sendable {
             !state.videoFrames.isEmpty || !state.audioBuffers.isEmpty || state.decodeFinished || state.stopping
         }, timeout: timeout) { state in
             let video = state.videoFrames.count
-            let audio = state.audioBuffers.reduce(0) { $0 + $1.buffer.frameCount }
+            let audio = state.audioBuffers.reduce(0) { $0 + $1.frameCount }
             state.videoFrames.removeAll(keepingCapacity: true)
             state.audioBuffers.removeAll(keepingCapacity: true)
             state.audioBufferedDuration = .zero
@@ -341,9 +336,6 @@ final class ItemPipeline: Sendable {
         }
         return taken
     }
-
-    /// Looks at the next audio buffer without taking it.
-    func peekAudio() -> DecodedAudioBuffer? { lock.withLock { $0.audioBuffers.first } }
 
     /// Enables or disables the audio track (a disabled track is neither queued nor decoded).
     func setAudioEnabled(_ enabled: Bool) {
@@ -388,8 +380,8 @@ final class ItemPipeline: Sendable {
             state.endTime = end
             guard let end else { return }
             state.videoFrames.removeAll { $0.presentationTime >= end }
-            state.audioBuffers.removeAll { $0.buffer.presentationTime >= end }
-            state.audioBufferedDuration = state.audioBuffers.reduce(.zero) { $0 + $1.buffer.duration }
+            state.audioBuffers.removeAll { $0.presentationTime >= end }
+            state.audioBufferedDuration = state.audioBuffers.reduce(.zero) { $0 + $1.duration }
         }
         lock.broadcastAll()
     }
@@ -742,7 +734,7 @@ final class ItemPipeline: Sendable {
             if let discardBefore = state.discardBefore, buffer.presentationTime + buffer.duration <= discardBefore {
                 return .dropped
             }
-            state.audioBuffers.append(DecodedAudioBuffer(buffer: buffer, serial: serial))
+            state.audioBuffers.append(buffer)
             state.audioBufferedDuration = state.audioBufferedDuration + buffer.duration
             // The buffer that reaches the out point is the stream's last.
             if let end = state.endTime, buffer.presentationTime + buffer.duration >= end { return .pastEnd }
