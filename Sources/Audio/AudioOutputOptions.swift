@@ -10,12 +10,17 @@ public struct AudioOutputOptions: Sendable, Hashable {
     public var isDisabled: Bool
     /// A device tried when the main one fails and does not come back.
     public var fallbackDeviceName: String?
+    /// Start without a device that cannot be opened now and bring the sound in when it appears
+    /// (see ``ALSAOutput/init(configuration:waitsForDevice:)``), instead of failing.
+    public var waitsForDevice: Bool
 
-    public init(deviceName: String = "default", volume: Float = 1, isDisabled: Bool = false, fallbackDeviceName: String? = nil) {
+    public init(deviceName: String = "default", volume: Float = 1, isDisabled: Bool = false, fallbackDeviceName: String? = nil,
+                waitsForDevice: Bool = false) {
         self.deviceName = deviceName
         self.volume = volume
         self.isDisabled = isDisabled
         self.fallbackDeviceName = fallbackDeviceName
+        self.waitsForDevice = waitsForDevice
     }
 
     /// Checks the values a user typed.
@@ -47,11 +52,13 @@ public struct AudioOutputSession: Sendable {
 
 extension ALSAOutput {
     /// Opens and starts the output the options describe, or returns `nil` for `--no-audio`.
-    /// Errors name the device, list the available PCMs and suggest `--no-audio`.
+    /// Errors name the device, list the available PCMs and suggest `--no-audio`; with
+    /// ``AudioOutputOptions/waitsForDevice`` a device that is not there is not an error (the
+    /// output's ``ALSAOutput/unavailableReason`` says why it plays in silence for now).
     public static func open(_ options: AudioOutputOptions) throws(AudioOutputError) -> AudioOutputSession? {
         guard !options.isDisabled else { return nil }
         let output = try ALSAOutput(configuration: .init(
-            deviceName: options.deviceName, fallbackDeviceName: options.fallbackDeviceName))
+            deviceName: options.deviceName, fallbackDeviceName: options.fallbackDeviceName), waitsForDevice: options.waitsForDevice)
         output.masterVolume = options.volume
         let soundtrack = output.makeInput(label: "soundtrack")
         try output.start()

@@ -177,24 +177,20 @@ struct PlayCommand: AsyncParsableCommand {
 
         // Sound: one ALSA output with one input for the soundtrack. A device that is not there (yet) is
         // no reason to show nothing: the picture starts at once, the sound comes in when the device does.
-        var output: ALSAOutput?
-        var soundtrack: MixerInput?
-        if !noAudio {
-            do {
-                let opened = try ALSAOutput(configuration: .init(deviceName: audioDevice ?? "default"), waitsForDevice: true)
-                if let reason = opened.unavailableReason {
-                    printError("vitrine play: warning: \(reason)")
-                    printError("vitrine play: playing without sound for now; the device is tried again every second")
-                }
-                opened.masterVolume = Float(volume ?? 1)
-                soundtrack = opened.makeInput(label: "soundtrack")
-                try opened.start()
-                output = opened
-            } catch {
-                printError("vitrine play: \(error)")
-                throw ExitCode(1)
-            }
+        let sound: AudioOutputSession?
+        do {
+            sound = try ALSAOutput.open(AudioOutputOptions(
+                deviceName: audioDevice ?? "default", volume: Float(volume ?? 1), isDisabled: noAudio, waitsForDevice: true))
+        } catch {
+            printError("vitrine play: \(error)")
+            throw ExitCode(1)
         }
+        if let reason = sound?.output.unavailableReason {
+            printError("vitrine play: warning: \(reason)")
+            printError("vitrine play: playing without sound for now; the device is tried again every second")
+        }
+        let output = sound?.output
+        let soundtrack = sound?.soundtrack
         defer {
             soundtrack?.close()
             output?.stop()
