@@ -103,11 +103,11 @@ struct ScheduleDecoder {
     static let entryKeys = ["playlist", "priority", "interrupt", "days", "start", "end", "from", "until", "rrule", "exdates"]
 
     mutating func decode(_ root: DocumentNode) -> Schedule? {
-        guard let table = self.table(root, "the schedule") else { return nil }
-        checkKeys(table, Self.topKeys, context: "the schedule")
+        guard let table = log.table(root, "the schedule") else { return nil }
+        log.checkKeys(table, Self.topKeys, context: "the schedule")
         var version = 1
         if let node = table["version"] {
-            if let v = integer(node, "version") {
+            if let v = log.integer(node, "version") {
                 if !ScheduleReader.supportedVersions.contains(Int(v)) {
                     log.error(.unsupportedVersion, node.location, "version \(v) is not supported (this Vitrine reads version \(ScheduleReader.supportedVersions.upperBound))")
                 }
@@ -116,7 +116,7 @@ struct ScheduleDecoder {
         } else {
             log.error(.missingKey, root.location, "missing \"version\" (write version = 1 at the top)")
         }
-        if let node = table["timezone"], let name = string(node, "timezone") {
+        if let node = table["timezone"], let name = log.string(node, "timezone") {
             do {
                 zone = try ZoneInfo(identifier: name)
             } catch {
@@ -129,19 +129,19 @@ struct ScheduleDecoder {
         var restart = RestartPolicy()
         if let node = table["restart"] { restart = decodeRestart(node) }
         var playlists: [String: Playlist] = [:]
-        if let node = table["playlists"], let lists = self.table(node, "playlists") {
+        if let node = table["playlists"], let lists = log.table(node, "playlists") {
             for name in lists.keys {
                 if let playlist = decodePlaylist(name: name, lists[name]!) { playlists[name] = playlist }
             }
         }
         var entries: [Entry] = []
-        if let node = table["entries"], let list = self.table(node, "entries") {
+        if let node = table["entries"], let list = log.table(node, "entries") {
             for name in list.keys {
                 if let entry = decodeEntry(name: name, list[name]!, playlists: playlists) { entries.append(entry) }
             }
         }
         var fallback: String?
-        if let node = table["fallback"], let name = string(node, "fallback") {
+        if let node = table["fallback"], let name = log.string(node, "fallback") {
             if playlists[name] == nil {
                 reportUnknownPlaylist(name, node.location, playlists)
             }
@@ -171,9 +171,9 @@ struct ScheduleDecoder {
 
     mutating func decodeDisplay(_ node: DocumentNode) -> DisplaySettings {
         var settings = DisplaySettings()
-        guard let table = self.table(node, "display") else { return settings }
-        checkKeys(table, Self.displayKeys, context: "[display]")
-        if let n = table["mode"], let text = string(n, "mode") {
+        guard let table = log.table(node, "display") else { return settings }
+        log.checkKeys(table, Self.displayKeys, context: "[display]")
+        if let n = table["mode"], let text = log.string(n, "mode") {
             if text == "auto" {
                 settings.mode = .automatic
             } else if let mode = Self.parseMode(text) {
@@ -182,13 +182,13 @@ struct ScheduleDecoder {
                 log.error(.invalidValue, n.location, "mode \"\(text)\" is not \"auto\" or WIDTHxHEIGHT[@HZ] such as \"1920x1080@60\"")
             }
         }
-        if let n = table["rotation"], let r = integer(n, "rotation") {
+        if let n = table["rotation"], let r = log.integer(n, "rotation") {
             if [0, 90, 180, 270].contains(r) { settings.rotationDegrees = Int(r) } else {
                 log.error(.invalidValue, n.location, "rotation must be 0, 90, 180 or 270 (degrees clockwise), not \(r)")
             }
         }
-        if let n = table["gravity"], let g = gravity(n) { settings.gravity = g }
-        if let n = table["connector"], let c = string(n, "connector") { settings.connector = c }
+        if let n = table["gravity"], let g = log.gravity(n) { settings.gravity = g }
+        if let n = table["connector"], let c = log.string(n, "connector") { settings.connector = c }
         return settings
     }
 
@@ -207,32 +207,32 @@ struct ScheduleDecoder {
 
     mutating func decodeRestart(_ node: DocumentNode) -> RestartPolicy {
         var policy = RestartPolicy()
-        guard let table = self.table(node, "restart") else { return policy }
-        checkKeys(table, Self.restartKeys, context: "[restart]")
-        if let n = table["retries"], let v = integer(n, "retries") {
+        guard let table = log.table(node, "restart") else { return policy }
+        log.checkKeys(table, Self.restartKeys, context: "[restart]")
+        if let n = table["retries"], let v = log.integer(n, "retries") {
             if (0...100).contains(v) { policy.retries = Int(v) } else { log.error(.outOfRange, n.location, "retries must be 0…100, not \(v)") }
         }
         if let n = table["backoff"], let d = duration(n, "backoff") { policy.backoff = d }
         if let n = table["max_backoff"], let d = duration(n, "max_backoff") { policy.maximumBackoff = d }
-        if let n = table["backoff_multiplier"], let v = number(n, "backoff_multiplier") {
+        if let n = table["backoff_multiplier"], let v = log.number(n, "backoff_multiplier") {
             if v >= 1 && v <= 10 { policy.backoffMultiplier = v } else { log.error(.outOfRange, n.location, "backoff_multiplier must be 1…10, not \(v)") }
         }
-        if let n = table["on_failure"], let text = string(n, "on_failure") {
+        if let n = table["on_failure"], let text = log.string(n, "on_failure") {
             if let value = RestartPolicy.OnFailure(rawValue: text) { policy.onFailure = value } else {
                 log.error(.invalidValue, n.location, "on_failure must be \"skip\" or \"fallback\", not \"\(text)\"")
             }
         }
-        if let n = table["fallback_after"], let v = integer(n, "fallback_after") {
+        if let n = table["fallback_after"], let v = log.integer(n, "fallback_after") {
             if v >= 1 { policy.fallbackAfter = Int(v) } else { log.error(.outOfRange, n.location, "fallback_after must be at least 1") }
         }
         return policy
     }
 
     mutating func decodePlaylist(name: String, _ node: DocumentNode) -> Playlist? {
-        guard let table = self.table(node, "playlist \"\(name)\"") else { return nil }
-        checkKeys(table, Self.playlistKeys, context: "playlist \"\(name)\"")
+        guard let table = log.table(node, "playlist \"\(name)\"") else { return nil }
+        log.checkKeys(table, Self.playlistKeys, context: "playlist \"\(name)\"")
         var items: [MediaItem] = []
-        if let n = table["items"], let array = self.array(n, "items") {
+        if let n = table["items"], let array = log.array(n, "items") {
             for element in array {
                 if let item = decodeItem(element) { items.append(item) }
             }
@@ -244,8 +244,8 @@ struct ScheduleDecoder {
     }
 
     mutating func decodeItem(_ node: DocumentNode) -> MediaItem? {
-        guard let table = self.table(node, "an item") else { return nil }
-        checkKeys(table, Self.itemKeys, context: "an item")
+        guard let table = log.table(node, "an item") else { return nil }
+        log.checkKeys(table, Self.itemKeys, context: "an item")
         let sources = ["video", "url", "image"].filter { table[$0] != nil }
         guard let sourceKey = sources.first else {
             log.error(.missingKey, node.location, "an item needs one of \"video\", \"url\" or \"image\"")
@@ -254,7 +254,7 @@ struct ScheduleDecoder {
         if sources.count > 1 {
             log.error(.conflictingKeys, table[sources[1]]!.location, "an item has both \"\(sources[0])\" and \"\(sources[1])\"; give only one")
         }
-        guard let written = string(table[sourceKey]!, sourceKey) else { return nil }
+        guard let written = log.string(table[sourceKey]!, sourceKey) else { return nil }
         let source: MediaSource
         switch sourceKey {
         case "image": source = .image(path: resolve(written))
@@ -268,11 +268,11 @@ struct ScheduleDecoder {
         if source.isStill && item.duration == nil && table["duration"] == nil {
             log.error(.missingKey, node.location, "an image item needs a \"duration\" (how long it shows, e.g. \"10s\")")
         }
-        if let n = table["volume"], let v = number(n, "volume") {
+        if let n = table["volume"], let v = log.number(n, "volume") {
             if (0...1).contains(v) { item.volume = v } else { log.error(.outOfRange, n.location, "volume must be 0…1, not \(v)") }
         }
-        if let n = table["mute"], let b = bool(n, "mute") { item.isMuted = b }
-        if let n = table["gravity"], let g = gravity(n) { item.gravity = g }
+        if let n = table["mute"], let b = log.bool(n, "mute") { item.isMuted = b }
+        if let n = table["gravity"], let g = log.gravity(n) { item.gravity = g }
         if let n = table["in"], let t = duration(n, "in") { item.inPoint = t }
         if let n = table["out"], let t = duration(n, "out") {
             if let inPoint = item.inPoint, t <= inPoint {
@@ -284,34 +284,34 @@ struct ScheduleDecoder {
         if source.isStill, let n = table["in"] ?? table["out"] {
             log.error(.conflictingKeys, n.location, "an image item cannot have \"in\" or \"out\" trim points")
         }
-        if let n = table["repeat"], let v = integer(n, "repeat") {
+        if let n = table["repeat"], let v = log.integer(n, "repeat") {
             if (1...100_000).contains(v) { item.repeatCount = Int(v) } else { log.error(.outOfRange, n.location, "repeat must be at least 1, not \(v)") }
         }
-        if let n = table["overlays"], let array = self.array(n, "overlays") {
+        if let n = table["overlays"], let array = log.array(n, "overlays") {
             item.overlays = array.compactMap { decodeOverlay($0, item: item) }
         }
         return item
     }
 
     mutating func decodeOverlay(_ node: DocumentNode, item: MediaItem) -> Overlay? {
-        guard let table = self.table(node, "an overlay") else { return nil }
-        checkKeys(table, Self.overlayKeys, context: "an overlay")
+        guard let table = log.table(node, "an overlay") else { return nil }
+        log.checkKeys(table, Self.overlayKeys, context: "an overlay")
         var content: Overlay.Content?
-        if let n = table["image"], let text = string(n, "image") { content = .image(path: resolve(text)) }
-        if let n = table["text"], let text = string(n, "text") {
+        if let n = table["image"], let text = log.string(n, "image") { content = .image(path: resolve(text)) }
+        if let n = table["text"], let text = log.string(n, "text") {
             if content != nil {
                 log.error(.conflictingKeys, n.location, "an overlay has both \"image\" and \"text\"; give only one")
             } else {
                 var style = Overlay.TextStyle(text: text)
-                if let n = table["font_size"], let v = number(n, "font_size") {
+                if let n = table["font_size"], let v = log.number(n, "font_size") {
                     if v > 0 && v <= 1 { style.fontSize = v } else { log.error(.outOfRange, n.location, "font_size is a fraction of the overlay's height, 0…1, not \(v)") }
                 }
                 if let n = table["color"], let c = color(n, "color") { style.color = c }
                 if let n = table["background"], let c = color(n, "background") { style.background = c }
                 var ticker = false
-                if let n = table["ticker"], let b = bool(n, "ticker") { ticker = b }
+                if let n = table["ticker"], let b = log.bool(n, "ticker") { ticker = b }
                 if ticker { style.tickerSpeed = 0.25 }
-                if let n = table["ticker_speed"], let v = number(n, "ticker_speed") {
+                if let n = table["ticker_speed"], let v = log.number(n, "ticker_speed") {
                     if v > 0 && v <= 100 { style.tickerSpeed = v } else { log.error(.outOfRange, n.location, "ticker_speed must be above 0 (rectangle widths per second), not \(v)") }
                 }
                 content = .text(style)
@@ -327,7 +327,7 @@ struct ScheduleDecoder {
         }
         var rect = OverlayRect(x: 0, y: 0, width: 1, height: 1)
         if let n = table["rect"] {
-            if let values = array(n, "rect") {
+            if let values = log.array(n, "rect") {
                 let numbers = values.compactMap { element -> Double? in
                     switch element.value {
                     case .integer(let i): return Double(i)
@@ -346,8 +346,8 @@ struct ScheduleDecoder {
             }
         }
         var overlay = Overlay(content: content ?? .text(Overlay.TextStyle(text: "")), rect: rect, cue: .absolute(.zero), location: node.location)
-        if let n = table["z"], let v = integer(n, "z") { overlay.zIndex = Int(v) }
-        if let n = table["opacity"], let v = number(n, "opacity") {
+        if let n = table["z"], let v = log.integer(n, "z") { overlay.zIndex = Int(v) }
+        if let n = table["opacity"], let v = log.number(n, "opacity") {
             if (0...1).contains(v) { overlay.opacity = v } else { log.error(.outOfRange, n.location, "opacity must be 0…1, not \(v)") }
         }
         if let n = table["fade_in"], let d = duration(n, "fade_in") { overlay.fadeIn = d }
@@ -370,21 +370,21 @@ struct ScheduleDecoder {
     }
 
     mutating func decodeEntry(name: String, _ node: DocumentNode, playlists: [String: Playlist]) -> Entry? {
-        guard let table = self.table(node, "entry \"\(name)\"") else { return nil }
-        checkKeys(table, Self.entryKeys, context: "entry \"\(name)\"")
+        guard let table = log.table(node, "entry \"\(name)\"") else { return nil }
+        log.checkKeys(table, Self.entryKeys, context: "entry \"\(name)\"")
         guard let playlistNode = table["playlist"] else {
             log.error(.missingKey, node.location, "entry \"\(name)\" needs a \"playlist\"")
             return nil
         }
-        guard let playlist = string(playlistNode, "playlist") else { return nil }
+        guard let playlist = log.string(playlistNode, "playlist") else { return nil }
         if playlists[playlist] == nil { reportUnknownPlaylist(playlist, playlistNode.location, playlists) }
         var entry = Entry(name: name, playlist: playlist, location: node.location)
-        if let n = table["priority"], let v = integer(n, "priority") { entry.priority = Int(v) }
-        if let n = table["interrupt"], let b = bool(n, "interrupt") { entry.isInterrupt = b }
-        if let n = table["days"], let values = array(n, "days") {
+        if let n = table["priority"], let v = log.integer(n, "priority") { entry.priority = Int(v) }
+        if let n = table["interrupt"], let b = log.bool(n, "interrupt") { entry.isInterrupt = b }
+        if let n = table["days"], let values = log.array(n, "days") {
             var days = Set<Weekday>()
             for value in values {
-                guard let text = string(value, "days") else { continue }
+                guard let text = log.string(value, "days") else { continue }
                 if ["weekdays", "weekday"].contains(text.lowercased()) {
                     days.formUnion([.monday, .tuesday, .wednesday, .thursday, .friday])
                 } else if ["weekend", "weekends"].contains(text.lowercased()) {
@@ -411,10 +411,10 @@ struct ScheduleDecoder {
         if let first = entry.firstDate, let last = entry.lastDate, last < first, let n = table["until"] {
             log.error(.invalidDateRange, n.location, "\"until\" (\(last)) is before \"from\" (\(first))")
         }
-        if let n = table["exdates"], let values = array(n, "exdates") {
+        if let n = table["exdates"], let values = log.array(n, "exdates") {
             entry.exceptionDates = Set(values.compactMap { date($0, "exdates") })
         }
-        if let n = table["rrule"], let text = string(n, "rrule") {
+        if let n = table["rrule"], let text = log.string(n, "rrule") {
             if let first = entry.firstDate {
                 do {
                     entry.recurrence = try RecurrenceRule(parsing: text, dtstart: LocalDateTime(date: first, time: entry.start ?? .midnight), zone: zone)
@@ -440,66 +440,8 @@ struct ScheduleDecoder {
         return baseDirectory == "/" ? "/" + relative : baseDirectory + "/" + relative
     }
 
-    mutating func checkKeys(_ table: DocumentTable, _ allowed: [String], context: String) {
-        for key in table.keys where !allowed.contains(key) {
-            let location = table.keyLocations[key] ?? SourceLocation(file: path, line: 0, column: 0)
-            let hint = nearestMatch(to: key, in: allowed).map { " (did you mean \"\($0)\"?)" } ?? ""
-            log.error(.unknownKey, location, "unknown key \"\(key)\" in \(context)\(hint)")
-        }
-    }
-
-    mutating func wrongType(_ node: DocumentNode, _ key: String, _ expected: String) {
-        log.error(.wrongType, node.location, "\"\(key)\" must be \(expected), not \(node.typeName)")
-    }
-
-    mutating func table(_ node: DocumentNode, _ key: String) -> DocumentTable? {
-        if case .table(let t) = node.value { return t }
-        wrongType(node, key, "a table")
-        return nil
-    }
-
-    mutating func array(_ node: DocumentNode, _ key: String) -> [DocumentNode]? {
-        if case .array(let a) = node.value { return a }
-        wrongType(node, key, "an array")
-        return nil
-    }
-
-    mutating func string(_ node: DocumentNode, _ key: String) -> String? {
-        if case .string(let s) = node.value { return s }
-        wrongType(node, key, "a string")
-        return nil
-    }
-
-    mutating func integer(_ node: DocumentNode, _ key: String) -> Int64? {
-        if case .integer(let i) = node.value { return i }
-        if case .float(let f) = node.value, f.rounded() == f, abs(f) < 1e15 { return Int64(f) }
-        wrongType(node, key, "an integer")
-        return nil
-    }
-
-    mutating func number(_ node: DocumentNode, _ key: String) -> Double? {
-        if case .integer(let i) = node.value { return Double(i) }
-        if case .float(let f) = node.value, f.isFinite { return f }
-        wrongType(node, key, "a number")
-        return nil
-    }
-
-    mutating func bool(_ node: DocumentNode, _ key: String) -> Bool? {
-        if case .bool(let b) = node.value { return b }
-        wrongType(node, key, "true or false")
-        return nil
-    }
-
-    mutating func gravity(_ node: DocumentNode) -> VideoGravity? {
-        guard let text = string(node, "gravity") else { return nil }
-        if let g = VideoGravity(rawValue: text) { return g }
-        let hint = nearestMatch(to: text, in: VideoGravity.allCases.map(\.rawValue)).map { " (did you mean \"\($0)\"?)" } ?? ""
-        log.error(.invalidValue, node.location, "gravity must be \"fit\", \"fill\" or \"stretch\", not \"\(text)\"\(hint)")
-        return nil
-    }
-
     mutating func color(_ node: DocumentNode, _ key: String) -> RGBAColor? {
-        guard let text = string(node, key) else { return nil }
+        guard let text = log.string(node, key) else { return nil }
         if let c = RGBAColor(parsing: text) { return c }
         log.error(.invalidValue, node.location, "\(key) \"\(text)\" is not a colour such as \"#FFFFFF\" or \"#000000AA\"")
         return nil
@@ -519,7 +461,7 @@ struct ScheduleDecoder {
             log.error(.malformedDuration, node.location, "\(key) must not be negative")
             return nil
         default:
-            wrongType(node, key, "a duration string such as \"90s\" or \"00:01:30\"")
+            log.wrongType(node, key, "a duration string such as \"90s\" or \"00:01:30\"")
             return nil
         }
     }
@@ -531,7 +473,7 @@ struct ScheduleDecoder {
         case .float(let f): return String(f)
         case .time(let t): return pad(t.hour, 2) + ":" + pad(t.minute, 2) + ":" + pad(t.second, 2) + (t.nanoseconds != 0 ? "." + fractionDigits(t.nanoseconds) : "")
         default:
-            wrongType(node, "at", "a cue string such as \"00:00:12.5\", \"25%\" or \"end-5s\"")
+            log.wrongType(node, "at", "a cue string such as \"00:00:12.5\", \"25%\" or \"end-5s\"")
             return nil
         }
     }
@@ -544,7 +486,7 @@ struct ScheduleDecoder {
             log.error(.malformedTimeOfDay, node.location, "\(key) \"\(s)\" is not a time of day HH:MM or HH:MM:SS (00:00…24:00)")
             return nil
         default:
-            wrongType(node, key, "a time of day such as \"08:30\"")
+            log.wrongType(node, key, "a time of day such as \"08:30\"")
             return nil
         }
     }
@@ -557,7 +499,7 @@ struct ScheduleDecoder {
             log.error(.malformedDate, node.location, "\(key) \"\(s)\" is not a date YYYY-MM-DD that exists")
             return nil
         default:
-            wrongType(node, key, "a date such as 2026-03-29")
+            log.wrongType(node, key, "a date such as 2026-03-29")
             return nil
         }
     }

@@ -63,8 +63,8 @@ struct ConfigurationReaderTests {
             "vitrine.toml:4:1: error: kind must be \"auto\", \"kms\" or \"headless\", not \"wayland\"",
             "vitrine.toml:5:1: error: mode must be WIDTHxHEIGHT or WIDTHxHEIGHT@HZ (e.g. \"1920x1080@60\"), not \"1920by1080\"",
             "vitrine.toml:6:1: error: rotation must be 0, 90, 180 or 270, not 45",
-            "vitrine.toml:7:1: error: gravity must be a string, not an integer",
-            "vitrine.toml:9:1: error: enabled must be true or false, not a string",
+            "vitrine.toml:7:1: error: \"gravity\" must be a string, not an integer",
+            "vitrine.toml:9:1: error: \"enabled\" must be true or false, not a string",
             "vitrine.toml:10:1: error: volume must be between 0 and 1, not 2.5",
         ], "\(lines)")
     }
