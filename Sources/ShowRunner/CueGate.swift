@@ -72,7 +72,7 @@ struct ItemPlan: Sendable {
 /// it is drawn, adds the overlay to the display's layers in that same refresh (the display applies layer
 /// changes after asking its source), and logs `overlay-shown` with the frame's time once the display
 /// reports it presented. Item changes, gravity and volume switch on the first frame of the new item.
-final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, @unchecked Sendable {
+final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
     private struct State {
         var inner: (any VideoFrameSource)?
         var player: QueuePlayer?

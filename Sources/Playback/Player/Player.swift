@@ -12,6 +12,8 @@ public import MediaSinks
 /// Video plays at any rate from 0 (paused) up to 4; 0.5–2.0 is supported and tested. Audio is
 /// played only at rate 1: at any other rate it is muted (not time-stretched) and the display
 /// clock paces video; back at 1 the audio resumes in sync.
+// Unchecked only because the class is not final (QueuePlayer extends it): its one stored property
+// is the engine, which is Sendable and does all the locking.
 public class Player: @unchecked Sendable {
     /// Whether the player can play at all.
     public enum Status: String, Sendable, Hashable {
