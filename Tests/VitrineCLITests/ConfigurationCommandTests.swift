@@ -9,15 +9,20 @@ struct ConfigurationCommandTests {
         ScheduleCommandsTests.root.appendingPathComponent("Fixtures/generated/\(name)").path
     }
 
-    @Test("validate --config checks the file, then the schedule it names")
-    func validateConfiguration() throws {
-        let schedule = try ScheduleCommandsTests.temporaryFile("""
+    /// A schedule playing queue1.mp4 as its fallback, alone in a fresh folder.
+    static func showSchedule() throws -> URL {
+        try ScheduleCommandsTests.temporaryFile("""
             version = 1
             timezone = "UTC"
             fallback = "main"
             [[playlists.main.items]]
-            video = "\(Self.fixture("queue1.mp4"))"
+            video = "\(fixture("queue1.mp4"))"
             """, name: "show.toml")
+    }
+
+    @Test("validate --config checks the file, then the schedule it names")
+    func validateConfiguration() throws {
+        let schedule = try Self.showSchedule()
         defer { try? FileManager.default.removeItem(at: schedule.deletingLastPathComponent()) }
         let folder = schedule.deletingLastPathComponent()
         let good = folder.appendingPathComponent("vitrine.toml")
@@ -48,13 +53,7 @@ struct ConfigurationCommandTests {
 
     @Test("play --config plays the configuration's schedule with its display and audio settings; bad settings stop it with file:line:column")
     func playConfiguration() throws {
-        let schedule = try ScheduleCommandsTests.temporaryFile("""
-            version = 1
-            timezone = "UTC"
-            fallback = "main"
-            [[playlists.main.items]]
-            video = "\(Self.fixture("queue1.mp4"))"
-            """, name: "show.toml")
+        let schedule = try Self.showSchedule()
         let folder = schedule.deletingLastPathComponent()
         defer { try? FileManager.default.removeItem(at: folder) }
         let configuration = folder.appendingPathComponent("vitrine.toml")
