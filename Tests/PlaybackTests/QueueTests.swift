@@ -105,6 +105,47 @@ struct QueueTests {
         #expect(queued[3].status == .readyToPlay)
     }
 
+    @Test("actionAtItemFailure .hold: the failed item stays current, nothing more is presented, until it is removed")
+    func failedItemIsHeld() {
+        let harness = Harness(refreshRate: 25)
+        let queued = items(["queue1.mp4", "/nonexistent/clip.mp4", "queue3.mp4"])
+        let player = harness.queue(queued)
+        defer { player.invalidate() }
+        player.actionAtItemFailure = .hold
+        #expect(player.timeControlStatus == .paused)
+        player.play()
+        let first = Fixtures.videoFrames("queue1.mp4").map(\.presentationTime)
+        harness.video.run(until: { player.currentItem === queued[1] }, maxRefreshes: 1_000)
+        // Held: many refreshes later, still the failed item, still queue1's last picture.
+        harness.video.run(refreshes: 50)
+        #expect(player.currentItem === queued[1])
+        #expect(player.timeControlStatus == .waitingToPlayAtSpecifiedRate(.itemFailed))
+        #expect(harness.shownTimes == first)
+        // The owner skips it: the next item plays.
+        player.remove(queued[1])
+        harness.video.run(until: { player.items().isEmpty }, maxRefreshes: 1_000)
+        #expect(harness.shownTimes == first + Fixtures.videoFrames("queue3.mp4").map(\.presentationTime))
+    }
+
+    @Test("timeControlStatus: paused at rate 0, waiting with no item, playing while frames flow")
+    func timeControlStatus() {
+        let harness = Harness(refreshRate: 25)
+        let player = harness.queue(items(["queue1.mp4"]))
+        defer { player.invalidate() }
+        #expect(player.timeControlStatus == .paused)
+        player.play()
+        harness.video.run(refreshes: 10)
+        #expect(player.timeControlStatus == .playing)
+        player.pause()
+        #expect(player.timeControlStatus == .paused)
+        player.play()
+        player.removeAllItems()
+        // The queue ran out: the rate falls to 0, as AVQueuePlayer's does.
+        #expect(player.timeControlStatus == .paused)
+        player.rate = 1
+        #expect(player.timeControlStatus == .waitingToPlayAtSpecifiedRate(.noItemToPlay))
+    }
+
     @Test("insert, remove, advance and canInsert edit the queue")
     func editing() {
         let harness = Harness(refreshRate: 25)

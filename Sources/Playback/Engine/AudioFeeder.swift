@@ -98,6 +98,8 @@ final class AudioFeeder: Sendable {
         var items: [PlayerItem]
         var generation: Int
         var rate: Double
+        /// Failed items are held (``ActionAtItemFailure/hold``): audio never runs on past one.
+        var holdsFailures: Bool
     }
 
     private func run() {
@@ -109,7 +111,8 @@ final class AudioFeeder: Sendable {
             let seen = signals.load(ordering: .sequentiallyConsistent)
             let snapshot: Snapshot? = engine.withLock { state in
                 guard !state.invalidated else { return nil }
-                return Snapshot(items: state.items, generation: state.audio.generation, rate: state.isEnded ? 0 : state.rate)
+                return Snapshot(items: state.items, generation: state.audio.generation, rate: state.isEnded ? 0 : state.rate,
+                                holdsFailures: state.actionAtItemFailure == .hold)
             }
             guard let snapshot else { return }
             /// Sleeps until the engine signals a change.
@@ -146,9 +149,11 @@ final class AudioFeeder: Sendable {
             guard let next = taken else {
                 guard pipeline.audioFinished else { continue }
                 // All of this item's audio is out: move on to the next item once it is ready.
-                if snapshot.rate == 1, let index = snapshot.items.firstIndex(where: { $0 === item }),
-                   let following = snapshot.items[(index + 1)...].first(where: { $0.status != .failed }),
-                   following.status == .readyToPlay, following.pipeline?.audioEnabled == true {
+                let held = snapshot.holdsFailures && pipeline.playbackFailure != nil
+                if snapshot.rate == 1, !held, let index = snapshot.items.firstIndex(where: { $0 === item }),
+                   let following = snapshot.items[(index + 1)...].first(where: { $0.status != .failed || snapshot.holdsFailures }),
+                   following.status == .readyToPlay,
+                   following.pipeline?.audioEnabled == true {
                     offset = offset + end
                     end = .zero
                     feeding = following

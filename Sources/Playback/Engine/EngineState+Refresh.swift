@@ -10,6 +10,15 @@ extension EngineState {
     ) -> VideoSinkContent? {
         guard !invalidated, let item = items.first, depth < 8 else { return nil }
         if item.status == .failed {
+            if actionAtItemFailure == .hold {
+                // Held for the owner to decide: announced once, then nothing changes on screen.
+                if phase != .ended {
+                    phase = .ended
+                    holdingFailure = true
+                    effects.emit(.failedToPlayToEndTime(item, item.error ?? MediaError.playback(item.url, "cannot play", .other)))
+                }
+                return nil
+            }
             effects.emit(.failedToPlayToEndTime(item, item.error ?? MediaError.playback(item.url, "cannot play", .other)))
             items.removeFirst()
             effects.actions.append(.release(item))
@@ -48,6 +57,7 @@ extension EngineState {
         }
         droppedFrames += dropped
         if let chosen {
+            videoStarved = false
             let isJump = phase == .awaitingFirstFrame(jump: true)
             phase = .playing
             handedEnd = chosen.end
@@ -87,6 +97,7 @@ extension EngineState {
             if phase == .ended { return nil }
             return content(for: tick, reading: reading, into: &effects, depth: depth + 1)
         }
+        if hasVideo && !videoDone && time >= shownEnd && handedEnd != nil { videoStarved = true }
         if hasVideo && !videoDone && time >= shownEnd && handedEnd != nil && phase != .stalled && audioClock == nil {
             // Out of frames: freeze the video clock until the next frame arrives.
             phase = .stalled
@@ -123,6 +134,13 @@ extension EngineState {
             effects.log(.boundaryCrossed, itemIndex: itemIndex, source: item.url, time: mark, at: tick.hostTime)
         }
         effects.log(.itemEnded, itemIndex: itemIndex, source: item.url, time: endTime, at: tick.hostTime, reason: failure?.description)
+        if failure != nil && actionAtItemFailure == .hold {
+            // The last picture stays; the owner decides what comes next.
+            phase = .ended
+            holdingFailure = true
+            clock.hold(at: endTime)
+            return
+        }
         switch actionAtItemEnd {
         case .advance:
             items.removeFirst()

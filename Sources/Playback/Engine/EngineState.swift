@@ -60,6 +60,7 @@ struct EngineState {
     var itemIndex = -1
     var phase: Phase = .empty
     var actionAtItemEnd: ActionAtItemEnd = .pause
+    var actionAtItemFailure: ActionAtItemFailure = .advance
     var loops = false
     var defaultRate: Double = 1
 
@@ -74,6 +75,11 @@ struct EngineState {
     /// The start of the subtitle last handed to the sink (nil: none shown).
     var handedSubtitle: MediaTime?
     var lastPresented: MediaTime?
+    /// The current item's video ran out of decoded frames before its end (whichever clock is the
+    /// master); cleared by the next frame.
+    var videoStarved = false
+    /// The current item failed and is held (``ActionAtItemFailure/hold``).
+    var holdingFailure = false
     var pending: [UInt64: Pending] = [:]
     var nextFrameID: UInt64 = 1
     var droppedFrames = 0
@@ -89,6 +95,20 @@ struct EngineState {
 
     var rate: Double { clock.rate }
     var isEnded: Bool { phase == .ended }
+
+    var timeControlStatus: TimeControlStatus {
+        guard clock.rate != 0, !invalidated, playerStatus != .failed else { return .paused }
+        guard let item = items.first else { return .waitingToPlayAtSpecifiedRate(.noItemToPlay) }
+        switch item.status {
+        case .failed: return .waitingToPlayAtSpecifiedRate(holdingFailure ? .itemFailed : .toMinimizeStalls)
+        case .unknown: return .waitingToPlayAtSpecifiedRate(.toMinimizeStalls)
+        case .readyToPlay: break
+        }
+        if holdingFailure { return .waitingToPlayAtSpecifiedRate(.itemFailed) }
+        if phase == .ended { return .playing }
+        if !seeks.isEmpty || videoStarved || (phase.needsFirstFrame && item.hasVideo) { return .waitingToPlayAtSpecifiedRate(.toMinimizeStalls) }
+        return .playing
+    }
 
     /// New effects carrying the presentation log's current handler.
     func effects() -> EngineEffects { EngineEffects(handler: presentationHandler) }
@@ -112,6 +132,8 @@ struct EngineState {
         phase = current == nil ? .empty : .awaitingFirstFrame(jump: false)
         handedEnd = nil
         lastPresented = nil
+        videoStarved = false
+        holdingFailure = false
         if !gapless { audio.restart() }
         for seek in seeks { if let completion = seek.completion { effects.actions.append(.complete(completion, finished: false)) } }
         seeks.removeAll()
@@ -218,6 +240,7 @@ struct EngineState {
         phase = .awaitingFirstFrame(jump: true)
         clock.jump(to: target)
         handedEnd = nil
+        videoStarved = false
         audio.restart()
         effects.actions.append(.wakeFeeder)
     }

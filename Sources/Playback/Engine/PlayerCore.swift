@@ -15,6 +15,40 @@ public enum ActionAtItemEnd: String, Sendable, Hashable {
     case none
 }
 
+/// What happens when the current item fails (it cannot be opened, or reading it stopped on an
+/// error before its end). Either way ``PlayerEvent/failedToPlayToEndTime(_:_:)`` is sent.
+public enum ActionAtItemFailure: String, Sendable, Hashable {
+    /// Leave the failed item and play the next one (AVQueuePlayer's behaviour; the default).
+    case advance
+    /// Keep the failed item current and present nothing more: the last picture stays on screen and
+    /// no sound plays until the owner removes or replaces the item (a supervisor deciding whether
+    /// to retry it, skip it or fall back). ``Player/timeControlStatus`` is then
+    /// `.waitingToPlayAtSpecifiedRate` for ``WaitingReason/itemFailed``.
+    case hold
+}
+
+/// Whether playback is going on, as AVPlayer's `timeControlStatus` says it.
+public enum TimeControlStatus: Sendable, Hashable {
+    /// The rate is 0.
+    case paused
+    /// The rate is not 0 but no new picture or sound can be presented: `reason` says why.
+    case waitingToPlayAtSpecifiedRate(WaitingReason)
+    /// Frames (or, for sound-only items, audio) flow at the rate.
+    case playing
+}
+
+/// Why a player with a rate other than 0 presents nothing new.
+public enum WaitingReason: String, Sendable, Hashable {
+    /// The queue is empty.
+    case noItemToPlay
+    /// The current item's data has not arrived in time: it is being opened, its first frame is being
+    /// decoded, or its video ran out of decoded frames before its end (a slow network, a stalled
+    /// source). AVFoundation's `toMinimizeStalls`.
+    case toMinimizeStalls
+    /// The current item failed and is held (``ActionAtItemFailure/hold``).
+    case itemFailed
+}
+
 /// The engine behind `Player` and `QueuePlayer`: the video frame source the display pulls from,
 /// the owner of the audio feeder, and the one lock around ``EngineState``.
 ///
@@ -224,6 +258,13 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
         get { state.withLock { $0.actionAtItemEnd } }
         set { state.withLock { $0.actionAtItemEnd = newValue } }
     }
+
+    var actionAtItemFailure: ActionAtItemFailure {
+        get { state.withLock { $0.actionAtItemFailure } }
+        set { state.withLock { $0.actionAtItemFailure = newValue } }
+    }
+
+    var timeControlStatus: TimeControlStatus { state.withLock { $0.timeControlStatus } }
 
     var loops: Bool {
         get { state.withLock { $0.loops } }

@@ -94,6 +94,15 @@ public class Player: @unchecked Sendable {
         set { core.actionAtItemEnd = newValue }
     }
 
+    /// What happens when the current item fails: `.advance` (the default) or `.hold`.
+    public var actionAtItemFailure: ActionAtItemFailure {
+        get { core.actionAtItemFailure }
+        set { core.actionAtItemFailure = newValue }
+    }
+
+    /// Whether playback is paused, waiting for something (and why), or presenting.
+    public var timeControlStatus: TimeControlStatus { core.timeControlStatus }
+
     /// The current item's time.
     public func currentTime() -> MediaTime { core.currentTime() }
 

@@ -83,6 +83,19 @@ public struct PresentationEvent: Sendable, Hashable {
         case scheduleLoaded = "schedule-loaded"
         /// A changed schedule file was invalid and ignored; ``PresentationEvent/reason`` has its errors.
         case scheduleRejected = "schedule-rejected"
+        /// A supervised show's item failed (``PresentationEvent/detail`` names the playlist item,
+        /// ``PresentationEvent/reason`` the cause): it is held while the supervisor decides.
+        case showItemFailed = "item-failed"
+        /// A supervised show's item presented nothing new for too long (``PresentationEvent/delay``).
+        case stall
+        /// The held item is tried again after ``PresentationEvent/delay`` (retry number ``PresentationEvent/attempt``).
+        case retry
+        /// The held item's retries are spent: the show goes on with the next item.
+        case skip
+        /// The fallback playlist plays until the next entry change (``PresentationEvent/reason`` says why).
+        case fallback
+        /// The engine (player, its threads and outputs' connections) was built again inside the process.
+        case pipelineRebuilt = "pipeline-rebuilt"
     }
 
     public var kind: Kind
@@ -96,9 +109,16 @@ public struct PresentationEvent: Sendable, Hashable {
     public var reason: String?
     /// What the event is about, in words (the overlay for `overlay-shown`, the file for `schedule-loaded`).
     public var detail: String?
+    /// Which retry (`retry`, from 1).
+    public var attempt: Int?
+    /// How long: the wait before a `retry`, the time without a new frame for a `stall`.
+    public var delay: MediaTime?
 
-    public init(kind: Kind, itemIndex: Int, source: String, time: MediaTime?, at: MediaTime, reason: String?, detail: String? = nil) {
+    public init(kind: Kind, itemIndex: Int, source: String, time: MediaTime?, at: MediaTime, reason: String?, detail: String? = nil,
+                attempt: Int? = nil, delay: MediaTime? = nil) {
         self.detail = detail
+        self.attempt = attempt
+        self.delay = delay
         self.kind = kind
         self.itemIndex = itemIndex
         self.source = source

@@ -76,6 +76,8 @@ public final class PresentationLogWriter: Sendable {
             }
             if let reason = event.reason { fields.append(("reason", quote(reason))) }
             if let detail = event.detail { fields.append(("detail", quote(detail))) }
+            if let attempt = event.attempt { fields.append(("attempt", String(attempt))) }
+            if let delay = event.delay { fields.append(("delay_s", seconds(delay))) }
             return object(fields)
         }
     }
