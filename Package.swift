@@ -83,10 +83,10 @@ let package = Package(
             swiftSettings: strict),
         // /etc/vitrine/vitrine.toml: the player's settings, checked like schedules.
         .target(name: "Config", dependencies: ["Scheduling", "MediaSinks"], swiftSettings: strict),
-        // Living under a service manager: sd_notify, the journal, and (planned) the restart policy.
+        // Living under a service manager: the restart policy applied to a show, sd_notify, the journal, the state file.
         .target(
             name: "Supervisor",
-            dependencies: ["Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")],
+            dependencies: ["ShowRunner", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         .executableTarget(
             name: "VitrineCLI",
@@ -123,7 +123,7 @@ let package = Package(
             name: "ShowRunnerTests",
             dependencies: ["Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Scheduling", "MediaSinks"]),
-        .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", "ChildProcesses", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", "ShowRunner", "Playback", "Displays", "SinkDoubles", "ChildProcesses", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VitrineCLITests", dependencies: ["Threading", "MediaTime", "ChildProcesses"]),
     ],
     swiftLanguageModes: [.v6]

@@ -129,21 +129,20 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
         let (inner, player) = state.withLock { ($0.inner, $0.player) }
         guard let inner else { return nil }
         let content = inner.content(for: tick)
-        guard let player, let item = player.currentItem else { return content }
-        let id = ObjectIdentifier(item)
         let layers = display.layers
+        guard let player, let item = player.currentItem, player.timeControlStatus != .waitingToPlayAtSpecifiedRate(.itemFailed) else {
+            // Nothing plays, or a failed item is held while the supervisor decides: the last picture
+            // stays, but no overlay of it stays frozen on screen.
+            clearOverlays(layers: layers)
+            return content
+        }
+        let id = ObjectIdentifier(item)
         var changedPlan: ItemPlan?
         var immediate: [(PresentationEvent.Kind, String, MediaTime)] = []
         state.withLock { state in
             if state.current != id {
                 // A new item: the previous one's overlays go, its own settings take over.
-                for overlay in state.shown.values { layers.remove(overlay) }
-                for ticker in state.tickers.values { layers.remove(ticker.line) }
-                state.shown = [:]
-                state.tickers = [:]
-                state.finished = []
-                state.firstPresented = nil
-                state.frameOfCurrent = []
+                Self.removeOverlays(&state, layers: layers)
                 state.current = id
                 state.plan = state.plans[id]
                 if let plan = state.plan {
@@ -194,6 +193,26 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
         if let changedPlan { onItemChange(changedPlan) }
         for (kind, label, time) in immediate { log.event(kind, time: time, at: tick.hostTime, detail: label) }
         return content
+    }
+
+    /// Takes every overlay of the current item off the screen and forgets the item.
+    private func clearOverlays(layers: LayerStack) {
+        state.withLock { state in
+            guard state.current != nil else { return }
+            Self.removeOverlays(&state, layers: layers)
+            state.current = nil
+            state.plan = nil
+        }
+    }
+
+    private static func removeOverlays(_ state: inout State, layers: LayerStack) {
+        for overlay in state.shown.values { layers.remove(overlay) }
+        for ticker in state.tickers.values { layers.remove(ticker.line) }
+        state.shown = [:]
+        state.tickers = [:]
+        state.finished = []
+        state.firstPresented = nil
+        state.frameOfCurrent = []
     }
 
     /// Tickers run on the display's clock: every refresh moves them, whether or not a new frame came.

@@ -7,10 +7,21 @@ import Scheduling
 
 /// Turns a schedule's items into the engine's items and the show's plans.
 enum ShowItems {
-    /// The engine item for one play of `item`; `withSound` false when the show has no audio output.
+    /// The engine item for one play of `item`, starting `position` after its in point; `withSound`
+    /// false when the show has no audio output.
     /// A trimmed item ends at its out point in the engine, as gaplessly as at the media's end.
-    static func playerItem(for item: MediaItem, withSound: Bool) -> PlayerItem {
+    static func playerItem(for item: MediaItem, withSound: Bool, from position: MediaTime = .zero) -> PlayerItem {
         let playerItem = PlayerItem(url: item.source.location)
+        defer {
+            // Started part-way (the programme is mid-item): a still shows for what is left, a video
+            // starts at the exact frame.
+            let millisecond = MediaTime(value: 1, timescale: 1000)
+            if item.source.isStill {
+                if position > millisecond, let length = item.playDuration { playerItem.stillImageDuration = length - position }
+            } else if (item.inPoint ?? .zero) + position > millisecond {
+                playerItem.seek(to: (item.inPoint ?? .zero) + position, toleranceBefore: .zero, toleranceAfter: .zero)
+            }
+        }
         if item.source.isStill {
             playerItem.stillImageDuration = item.duration ?? MediaTime(value: 10, timescale: 1)
         } else if item.outPoint != nil || item.duration != nil, let length = item.playDuration, length.isNumeric {

@@ -41,11 +41,12 @@ public final class ShowLog: Sendable {
     public var lastPresentedFrame: PresentedFrame? { lastFrame.withLock { $0 } }
 
     /// Records a show event about the item of the last presented frame.
-    func event(_ kind: PresentationEvent.Kind, time: MediaTime?, at: MediaTime, detail: String? = nil, reason: String? = nil) {
+    func event(_ kind: PresentationEvent.Kind, time: MediaTime?, at: MediaTime, detail: String? = nil, reason: String? = nil,
+               attempt: Int? = nil, delay: MediaTime? = nil) {
         let frame = lastPresentedFrame
         record(.event(PresentationEvent(
             kind: kind, itemIndex: frame?.itemIndex ?? -1, source: frame?.source ?? "", time: time, at: at,
-            reason: reason, detail: detail)))
+            reason: reason, detail: detail, attempt: attempt, delay: delay)))
     }
 
     /// Flushes and closes the log file.

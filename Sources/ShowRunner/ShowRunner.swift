@@ -1,4 +1,5 @@
 public import Displays
+import Threading
 import Dispatch
 public import Logging
 public import MediaTime
@@ -32,12 +33,24 @@ public final class ShowRunner: @unchecked Sendable {
         public var watchesFile: Bool
         /// Overrides the schedule's gravity (the command line's `--gravity`).
         public var gravity: VideoGravity?
+        /// A supervised item whose first frame has not come after this long is reported stalled
+        /// (opening a network stream or a file on a slow disk may take seconds; a source that never
+        /// sends does not end on its own).
+        public var firstFrameTimeout: MediaTime
+        /// A supervised item whose video ran out of frames before its end is reported stalled
+        /// after this long without a new one. A still picture, a paused show and the last frame held
+        /// to the item's end are not stalls.
+        public var stallTimeout: MediaTime
 
-        public init(clock: ShowClock = .system(), automaticTicks: Bool = true, watchesFile: Bool = true, gravity: VideoGravity? = nil) {
+        public init(clock: ShowClock = .system(), automaticTicks: Bool = true, watchesFile: Bool = true, gravity: VideoGravity? = nil,
+                    firstFrameTimeout: MediaTime = MediaTime(value: 10, timescale: 1),
+                    stallTimeout: MediaTime = MediaTime(value: 5, timescale: 1)) {
             self.clock = clock
             self.automaticTicks = automaticTicks
             self.watchesFile = watchesFile
             self.gravity = gravity
+            self.firstFrameTimeout = firstFrameTimeout
+            self.stallTimeout = stallTimeout
         }
     }
 
@@ -48,27 +61,69 @@ public final class ShowRunner: @unchecked Sendable {
         var entryName: String
         var start: UTCInstant
         var end: UTCInstant?
+        /// The playlist item it plays.
+        var programmeItem: ProgrammeItem
+        var isStill: Bool
+    }
+
+    /// While the supervisor decides what to do about a failed or stalled item.
+    enum Hold {
+        case none
+        /// The item is current and held (the last picture stays); the supervisor was told.
+        case deciding(PlayerItem, Placement)
+        /// The queue is empty (the last picture stays); at host time `at` the programme is
+        /// resolved again and what it says plays alone until it presents.
+        case waitingToRetry(Placement, at: MediaTime)
+    }
+
+    /// The fallback playlist playing in place of an entry whose items keep failing.
+    struct FallbackRun {
+        /// The entry it stands in for: when another wins, the programme takes over again.
+        var entryKey: String
+        var playlist: String
+        var next: Int
+    }
+
+    /// What the show watches of the current item to see it play or stall.
+    struct ProgressWatch {
+        var item: ObjectIdentifier
+        var played = false
+        var waitingSince: MediaTime?
     }
 
     /// The engine playing the show.
-    public let player: QueuePlayer
+    ///
+    /// The supervisor may build it again (``rebuildPipeline(reason:)``): read it afresh each time.
+    public var player: QueuePlayer { engine.withLock { $0 } }
+    private let engine: LockedValue<QueuePlayer>
+    private let audioSink: (any AudioSink)?
     let gate: CueGate
-    private let display: any Display
-    private let log: ShowLog
-    private let configuration: Configuration
-    private let logger: Logger
-    private let hasSound: Bool
-    private let queue = DispatchQueue(label: "vitrine.show")
+    let display: any Display
+    let log: ShowLog
+    let configuration: Configuration
+    let logger: Logger
+    let hasSound: Bool
+    let hostClock: any HostClock
+    let queue = DispatchQueue(label: "vitrine.show")
     // Confined to `queue`.
-    private var schedule: Schedule
-    private var resolver: ScheduleResolver
-    private var placements: [ObjectIdentifier: Placement] = [:]
-    private var tailEnd: UTCInstant?
+    var schedule: Schedule
+    var resolver: ScheduleResolver
+    var placements: [ObjectIdentifier: Placement] = [:]
+    var tailEnd: UTCInstant?
     /// After a reload, the item that plays until the next boundary (no cut while it is current).
-    private var holdUntilBoundary: ObjectIdentifier?
+    var holdUntilBoundary: ObjectIdentifier?
     private var timer: (any DispatchSourceTimer)?
     private var watcher: ScheduleWatcher?
-    private var stopped = false
+    var stopped = false
+    var started = false
+    // Supervision (confined to `queue`); inactive until ``supervisionReports()`` is called.
+    var reports: AsyncStream<ShowReport>.Continuation?
+    var hold = Hold.none
+    /// A retried item queued alone: nothing is queued behind it until it presents.
+    var probation: ObjectIdentifier?
+    var fallbackRun: FallbackRun?
+    var watch: ProgressWatch?
+    private var eventTask: Task<Void, Never>?
 
     /// A show of `schedule` (validated, with media lengths: see ``ScheduleLoader``) on `display`.
     ///
@@ -85,9 +140,12 @@ public final class ShowRunner: @unchecked Sendable {
         self.configuration = configuration
         self.logger = logger
         hasSound = audioSink != nil
+        self.hostClock = hostClock
         let gate = CueGate(display: display, log: log) { plan in audioSink?.setVolume(plan.volume) }
         self.gate = gate
-        player = QueuePlayer(items: [], videoSink: gate, audioSink: audioSink, clock: hostClock)
+        self.audioSink = audioSink
+        let player = QueuePlayer(items: [], videoSink: gate, audioSink: audioSink, clock: hostClock)
+        engine = LockedValue(player)
         gate.attach(player)
         player.setPresentationHandler { record in log.record(record) }
     }
@@ -97,12 +155,15 @@ public final class ShowRunner: @unchecked Sendable {
         // could run on the queue itself when the last reference went away inside a timer callback).
         timer?.cancel()
         watcher?.stop()
+        eventTask?.cancel()
+        reports?.finish()
         player.invalidate()
     }
 
     /// Resolves the programme for now, queues it and starts playing (and watching the file).
     public func start() {
         queue.sync {
+            started = true
             logLoaded()
             rebuild(at: configuration.clock.now())
         }
@@ -124,13 +185,76 @@ public final class ShowRunner: @unchecked Sendable {
 
     /// Stops the show: the timer, the file watcher and the engine.
     public func stop() {
-        let (timer, watcher): ((any DispatchSourceTimer)?, ScheduleWatcher?) = queue.sync {
-            defer { self.timer = nil; self.watcher = nil; stopped = true }
-            return (self.timer, self.watcher)
+        let (timer, watcher, events): ((any DispatchSourceTimer)?, ScheduleWatcher?, Task<Void, Never>?) = queue.sync {
+            defer {
+                self.timer = nil
+                self.watcher = nil
+                eventTask = nil
+                reports?.finish()
+                reports = nil
+                stopped = true
+            }
+            return (self.timer, self.watcher, eventTask)
         }
         timer?.cancel()
         watcher?.stop()
+        events?.cancel()
         player.invalidate()
+    }
+
+    /// Puts the show under a supervisor (call before ``start()``): from now on a failed or stalled
+    /// item is held — the last good picture stays, its overlays go — and reported on the returned
+    /// stream, and the show waits for ``retry(attempt:after:)``, ``skip()`` or
+    /// ``playFallback(reason:)``. Unsupervised, a failed item is skipped at once.
+    public func supervisionReports() -> AsyncStream<ShowReport> {
+        let (stream, continuation) = AsyncStream.makeStream(of: ShowReport.self)
+        queue.sync {
+            reports = continuation
+            superviseEngine()
+        }
+        return stream
+    }
+
+    /// Holds the engine's failed items and follows its failures (on the queue).
+    private func superviseEngine() {
+        let player = self.player
+        player.actionAtItemFailure = .hold
+        let events = player.events
+        eventTask?.cancel()
+        eventTask = Task { [weak self] in
+            for await event in events {
+                guard let self else { return }
+                switch event {
+                case .failedToPlayToEndTime(let item, let error):
+                    self.queue.async { self.itemFailed(item, reason: error.description) }
+                case .playerStatusChanged(.failed):
+                    let reason = player.error?.description ?? "the player's output failed"
+                    self.queue.async { if self.player === player { self.report(.outputFailed(reason: reason)) } }
+                default: break
+                }
+            }
+        }
+    }
+
+    /// Builds the engine again inside the process — a new player with its threads, on the same
+    /// display and sound output — and plays the programme for now on it. Logs `pipeline-rebuilt`.
+    public func rebuildPipeline(reason: String) {
+        queue.sync {
+            guard !stopped else { return }
+            let old = player
+            old.invalidate()
+            let new = QueuePlayer(items: [], videoSink: gate, audioSink: audioSink, clock: hostClock)
+            engine.withLock { $0 = new }
+            gate.attach(new)
+            new.setPresentationHandler { [log] record in log.record(record) }
+            if reports != nil { superviseEngine() }
+            placements = [:]
+            watch = nil
+            rebuild(at: configuration.clock.now())
+            new.play()
+            log.event(.pipelineRebuilt, time: nil, at: MonotonicClock().now(), reason: reason)
+            logger.error("the playback pipeline was rebuilt: \(reason)")
+        }
     }
 
     /// Re-resolves now: cuts over when the winning entry changed, tops the queue up. The timer calls it
@@ -142,8 +266,10 @@ public final class ShowRunner: @unchecked Sendable {
 
     /// The name of the entry the current item belongs to ("fallback" for the fallback playlist),
     /// or nil when nothing is queued.
-    public var currentEntryName: String? {
-        queue.sync { player.currentItem.flatMap { placements[ObjectIdentifier($0)]?.entryName } }
+    public var currentEntryName: String? { queue.sync { currentEntryNameOnQueue } }
+
+    var currentEntryNameOnQueue: String? {
+        player.currentItem.flatMap { placements[ObjectIdentifier($0)]?.entryName }
     }
 
     /// Reads, validates and (if valid) adopts the schedule file now, as a file change does. Returns
@@ -179,12 +305,17 @@ public final class ShowRunner: @unchecked Sendable {
             let current = player.currentItem.flatMap { placements[ObjectIdentifier($0)] }
             if winner?.entry.isInterrupt == true, current?.entryKey != key(winner) {
                 rebuild(at: now)  // an interrupt takes effect at once
-            } else {
+                report(.entryChanged(currentEntryNameOnQueue ?? "nothing"))
+            } else if case .none = hold, fallbackRun == nil {
                 // The next item boundary: keep the current item, replace what follows it.
                 for item in player.items().dropFirst() { player.remove(item) }
                 holdUntilBoundary = player.currentItem.map(ObjectIdentifier.init)
                 tailEnd = current?.end ?? now
                 topUp()
+            } else {
+                // Held, retrying or on the fallback: the new schedule's programme takes over now.
+                rebuild(at: now)
+                report(.entryChanged(currentEntryNameOnQueue ?? "nothing"))
             }
             return true
         }
@@ -197,12 +328,14 @@ public final class ShowRunner: @unchecked Sendable {
 
     private func step() {
         guard !stopped else { return }
+        defer { keepPlaying() }
         let queued = player.items()
         gate.retainPlans(for: queued)
         let ids = Set(queued.map(ObjectIdentifier.init))
-        placements = placements.filter { ids.contains($0.key) }
+        placements = placements.filter { ids.contains($0.key) || isHeld($0.value) }
         let now = configuration.clock.now()
         let wanted = key(resolver.winner(at: now))
+        if reports != nil, supervisedStep(wanted: wanted, now: now) { return }
         let current = queued.first.map(ObjectIdentifier.init)
         if current != holdUntilBoundary { holdUntilBoundary = nil }
         if holdUntilBoundary == nil, let current, placements[current]?.entryKey != wanted {
@@ -210,20 +343,35 @@ public final class ShowRunner: @unchecked Sendable {
             // belongs to it) nothing needs doing; otherwise cut over now.
             let next = queued.dropFirst().first.flatMap { placements[ObjectIdentifier($0)] }
             let imminent = next.map { $0.entryKey == wanted && $0.start <= now.advanced(by: MediaTime(value: 1, timescale: 1))! } ?? false
-            if !imminent { rebuild(at: now) }
+            if !imminent {
+                rebuild(at: now)
+                report(.entryChanged(currentEntryNameOnQueue ?? "nothing"))
+            }
         } else if current == nil, tailEnd == nil || tailEnd! <= now {
             rebuild(at: now)
         }
         topUp()
     }
 
-    /// Replaces the whole queue with what plays at `instant` (and what follows).
-    private func rebuild(at instant: UTCInstant) {
+    /// The engine stops (rate 0) when its queue runs empty, as AVQueuePlayer does: a show that
+    /// queues items again after a gap, a retry or a skip plays them.
+    func keepPlaying() {
+        guard started, !stopped, player.rate == 0, !player.items().isEmpty else { return }
+        player.play()
+    }
+
+    /// Replaces the whole queue with what plays at `instant` and what follows it; `alone`: only
+    /// what plays then (a retry), on probation until it presents.
+    func rebuild(at instant: UTCInstant, alone: Bool = false) {
         let state = resolver.resolve(at: instant)
         holdUntilBoundary = nil
+        hold = .none
+        probation = nil
+        fallbackRun = nil
         if let made = makeItem(state) {
             player.replaceCurrentItem(with: made)
             tailEnd = placements[ObjectIdentifier(made)]?.end
+            if alone { probation = ObjectIdentifier(made) }
         } else {
             player.removeAllItems()
             // Nothing plays until the next change; with none in the resolver's (century-long)
@@ -234,7 +382,11 @@ public final class ShowRunner: @unchecked Sendable {
     }
 
     /// Keeps three items queued: the current one and two prepared behind it.
-    private func topUp() {
+    func topUp() {
+        // A retried item plays alone until it presents; a held item has nothing queued after it.
+        guard probation == nil else { return }
+        if case .none = hold {} else { return }
+        if fallbackRun != nil { return topUpFallback() }
         var guardCount = 0
         while player.items().count < 3, let tail = tailEnd, guardCount < 8 {
             guardCount += 1
@@ -252,7 +404,7 @@ public final class ShowRunner: @unchecked Sendable {
         }
     }
 
-    private func key(_ winner: (entry: Entry, occurrence: Occurrence)?) -> String {
+    func key(_ winner: (entry: Entry, occurrence: Occurrence)?) -> String {
         guard let winner else { return "fallback" }
         return "\(winner.entry.name)@\(winner.occurrence.start.nanosecondsSinceEpoch)"
     }
@@ -262,20 +414,7 @@ public final class ShowRunner: @unchecked Sendable {
         guard let name = state.playlistName, let playlist = schedule.playlists[name], let index = state.itemIndex,
               playlist.items.indices.contains(index) else { return nil }
         let media = playlist.items[index]
-        let item = ShowItems.playerItem(for: media, withSound: hasSound)
-        let millisecond = MediaTime(value: 1, timescale: 1000)
-        if media.source.isStill {
-            if let length = media.playDuration, state.position > millisecond { item.stillImageDuration = length - state.position }
-        } else if state.mediaTime > millisecond {
-            item.seek(to: state.mediaTime, toleranceBefore: .zero, toleranceAfter: .zero)
-        }
-        let gravity = configuration.gravity ?? schedule.display.gravity
-        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.outputSize.width,
-                                  screenHeight: display.outputSize.height) { [logger] in
-            logger.warning("\($0)")
-        }
-        if configuration.gravity != nil { plan.gravity = gravity }
-        gate.setPlan(plan, for: item)
+        let item = ShowItems.playerItem(for: media, withSound: hasSound, from: state.position)
         let start = state.itemStart ?? state.instant
         var end: UTCInstant?
         if let length = media.playDuration, length.isNumeric { end = start.advanced(by: length) }
@@ -283,8 +422,22 @@ public final class ShowRunner: @unchecked Sendable {
             // The entry's window ends first: the item is cut there (the tick re-resolves).
             end = end ?? change
         }
-        placements[ObjectIdentifier(item)] = Placement(entryKey: key(state.entry.flatMap { entry in
-            state.occurrence.map { (entry, $0) } }), entryName: state.entry?.name ?? "fallback", start: start, end: end)
+        register(item, media: media, placement: Placement(
+            entryKey: key(state.entry.flatMap { entry in state.occurrence.map { (entry, $0) } }),
+            entryName: state.entry?.name ?? "fallback", start: start, end: end,
+            programmeItem: ProgrammeItem(playlist: name, index: index, source: media.source.location), isStill: media.source.isStill))
         return item
+    }
+
+    /// Gives `item` its plan (overlays, gravity, volume) and its place in the programme.
+    func register(_ item: PlayerItem, media: MediaItem, placement: Placement) {
+        let gravity = configuration.gravity ?? schedule.display.gravity
+        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.outputSize.width,
+                                  screenHeight: display.outputSize.height) { [logger] in
+            logger.warning("\($0)")
+        }
+        if configuration.gravity != nil { plan.gravity = gravity }
+        gate.setPlan(plan, for: item)
+        placements[ObjectIdentifier(item)] = placement
     }
 }

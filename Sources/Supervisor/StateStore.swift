@@ -16,10 +16,35 @@ public struct PersistedState: Codable, Sendable, Hashable {
     public var running = false
     /// Items in a row that failed for good (the supervisor's count).
     public var consecutiveFailedItems = 0
-    /// The programme choice last played (entry and occurrence), if known.
+    /// The programme choice last played (the winning entry's name, or "fallback"), if known.
     public var scheduleChoice: String?
+    /// Retries of failed or stalled items, in total.
+    public var itemRetries = 0
+    /// Items given up on (their retries spent), in total.
+    public var skippedItems = 0
+    /// Times the fallback playlist took over, in total.
+    public var fallbacks = 0
+    /// Times the playback pipeline was rebuilt inside the process, in total.
+    public var pipelineRebuilds = 0
+    /// The last fault the supervisor handled, in words.
+    public var lastFault: String?
 
     public init() {}
+
+    /// Reads a state written by this or an earlier version: a field it lacks takes its default.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        starts = try container.decodeIfPresent(Int.self, forKey: .starts) ?? 0
+        uncleanEnds = try container.decodeIfPresent(Int.self, forKey: .uncleanEnds) ?? 0
+        running = try container.decodeIfPresent(Bool.self, forKey: .running) ?? false
+        consecutiveFailedItems = try container.decodeIfPresent(Int.self, forKey: .consecutiveFailedItems) ?? 0
+        scheduleChoice = try container.decodeIfPresent(String.self, forKey: .scheduleChoice)
+        itemRetries = try container.decodeIfPresent(Int.self, forKey: .itemRetries) ?? 0
+        skippedItems = try container.decodeIfPresent(Int.self, forKey: .skippedItems) ?? 0
+        fallbacks = try container.decodeIfPresent(Int.self, forKey: .fallbacks) ?? 0
+        pipelineRebuilds = try container.decodeIfPresent(Int.self, forKey: .pipelineRebuilds) ?? 0
+        lastFault = try container.decodeIfPresent(String.self, forKey: .lastFault)
+    }
 }
 
 /// Why the state could not be read or written.

@@ -210,6 +210,7 @@ struct PlayCommand: AsyncParsableCommand {
 
         let playback: PlaybackService.Playback
         var watcher: Task<Int, Never>?
+        var supervising: Task<Void, Never>?
         if let schedule {
             let clock: ShowClock
             if let startAt {
@@ -220,9 +221,20 @@ struct PlayCommand: AsyncParsableCommand {
             } else {
                 clock = .system(offsetSeconds: clockOffset ?? 0)
             }
-            playback = .show(ShowRunner(schedule: schedule, display: screen, audioSink: soundtrack, log: log,
-                                        configuration: .init(clock: clock, gravity: gravity.flatMap(VideoGravity.init(commandLineName:))),
-                                        logger: Logger(label: "vitrine.show")))
+            let show = ShowRunner(schedule: schedule, display: screen, audioSink: soundtrack, log: log,
+                                  configuration: .init(clock: clock, gravity: gravity.flatMap(VideoGravity.init(commandLineName:))),
+                                  logger: Logger(label: "vitrine.show"))
+            // The schedule's [restart] policy: failed and stalled items are retried, skipped or
+            // replaced by the fallback; a broken engine is rebuilt; past that, systemd restarts us.
+            let supervisor = Supervisor(show: show, policy: schedule.restartPolicy, store: stateDirectory.map { StateStore(directory: $0) },
+                                        logger: Logger(label: "vitrine.supervisor")) { reason in
+                printError("vitrine play: giving up inside this process (exit status 3): \(reason)")
+                log.close()
+                Self.exitNow(3)
+            }
+            let reports = show.supervisionReports()
+            supervising = Task { await supervisor.run(reports) }
+            playback = .show(show)
         } else {
             // The queue owns the items: once played they are released.
             let player = QueuePlayer(items: [], videoSink: screen, audioSink: soundtrack)
@@ -257,6 +269,7 @@ struct PlayCommand: AsyncParsableCommand {
             printError("vitrine play: stopping: \(error)")
             throw ExitCode(1)
         }
+        await supervising?.value
         if let state { recordOrderlyStop(in: state, logger: logger) }
         var failed = false
         if let watcher { failed = await watcher.value >= files.count }
@@ -295,6 +308,16 @@ struct PlayCommand: AsyncParsableCommand {
         } catch {
             logger.error("the player's state is not kept: \(error)")
         }
+    }
+
+    /// Ends the process at once with `status`, without unwinding: the threads still running are
+    /// not waited for (the service manager restarts the player).
+    static func exitNow(_ status: Int32) -> Never {
+        #if canImport(Glibc)
+        Glibc._exit(status)
+        #else
+        fatalError("exit \(status)")
+        #endif
     }
 
     /// `--display`, or auto.
