@@ -78,6 +78,9 @@ public final class KMSDisplay: Display {
     public var layers: LayerStack { loop.layers }
     public func setSource(_ source: (any VideoFrameSource)?) { loop.setSource(source) }
     public func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { loop.setEventHandler(handler) }
+    /// Told when presenting keeps failing after the display's own recovery (flip time-outs, a lost
+    /// EGL context): the display can no longer work.
+    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.setFailureHandler(handler) }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
     public var heartbeat: UInt64 { loop.heartbeat }

@@ -51,6 +51,8 @@ final class RenderLoop: Sendable {
         var lastFrameID: UInt64?
         var lastPresentation: MediaTime?
         var presentedAnything = false
+        /// Presents that failed in a row (a flip time-out each, or a lost context).
+        var failedPresents = 0
         init(backend: any RenderBackend) { self.backend = backend }
     }
 
@@ -59,8 +61,13 @@ final class RenderLoop: Sendable {
         var stopping = false
         var source: (any VideoFrameSource)?
         var eventHandler: (@Sendable (DisplayEvent) -> Void)?
+        var failureHandler: (@Sendable (MediaError) -> Void)?
         var thread: NamedThread?
     }
+
+    /// Presents that may fail in a row, each followed by the backend's recovery (on KMS a flip
+    /// time-out re-initialises the CRTC), before the display reports that it can no longer work.
+    static let failedPresentsBeforeGivingUp = 3
 
     let layers: LayerStack
     let refreshInterval: MediaTime
@@ -126,6 +133,7 @@ final class RenderLoop: Sendable {
     func setSource(_ source: (any VideoFrameSource)?) { shared.withLock { $0.source = source } }
 
     func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { shared.withLock { $0.eventHandler = handler } }
+    func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { shared.withLock { $0.failureHandler = handler } }
 
     private var onRenderThread: Bool { context.isOwnedByCurrentThread }
 
@@ -258,9 +266,19 @@ final class RenderLoop: Sendable {
         } catch {
             logger.error("present failed", metadata: ["reason": "\(error)"])
             for event in context.backend.maintain() { report(event) }
+            context.failedPresents += 1
+            if context.failedPresents >= RenderLoop.failedPresentsBeforeGivingUp {
+                // Recovery did not cure it: whoever plays into this display must know (the
+                // supervisor rebuilds the pipeline, then lets systemd restart the process).
+                context.failedPresents = 0
+                let failure = MediaError(source: "display", operation: "present", reason: .other,
+                                         detail: "(\(RenderLoop.failedPresentsBeforeGivingUp) presents failed in a row: \(error))")
+                shared.withLock { $0.failureHandler }?(failure)
+            }
             source?.didSkipRefresh(tick)
             return .skipped(tick)
         }
+        context.failedPresents = 0
         let presented = RefreshTick(sequence: tick.sequence, hostTime: presentedAt)
         context.presentedAnything = true
         context.lastPresentation = presentedAt

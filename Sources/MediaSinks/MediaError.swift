@@ -79,7 +79,7 @@ public struct MediaError: Error, Sendable, Hashable, CustomStringConvertible {
         case .network: text = "network error"
         case .outOfMemory: text = "out of memory"
         case .invalidRequest: text = "invalid request"
-        case .other: text = "FFmpeg error"
+        case .other: text = ffmpegCode == nil ? "failed" : "FFmpeg error"
         }
         if let detail { text += " \(detail)" }
         return text

@@ -118,6 +118,8 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
     var refreshInterval: MediaTime { display.refreshInterval }
     var outputSize: (width: Int, height: Int) { display.outputSize }
 
+    func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { display.setFailureHandler(handler) }
+
     func setSource(_ source: (any VideoFrameSource)?) {
         state.withLock { $0.inner = source }
         display.setSource(source == nil ? nil : self)

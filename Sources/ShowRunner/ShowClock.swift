@@ -1,5 +1,6 @@
 public import MediaTime
 public import Scheduling
+import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -14,19 +15,30 @@ public struct ShowClock: Sendable {
     }
 
     let base: Base
+    /// Steps applied on top (a test's clock step, an operator's changed offset).
+    let shift: WallClockShift?
 
     /// The system's real time plus `offset` seconds (`--clock-offset`).
     public static func system(offsetSeconds: Double = 0) -> ShowClock {
-        ShowClock(base: .realTime(offsetNanoseconds: Int64((offsetSeconds * 1e9).rounded())))
+        ShowClock(base: .realTime(offsetNanoseconds: Int64((offsetSeconds * 1e9).rounded())), shift: nil)
     }
 
     /// `start` now, advancing with `host` (`--start-at`; a ``ManualClock`` in tests).
-    public static func starting(at start: UTCInstant, host: any HostClock = MonotonicClock()) -> ShowClock {
-        ShowClock(base: .anchored(start: start, hostStart: host.now(), host: host))
+    ///
+    /// `shift` steps it while it runs, as an NTP step or a changed time zone setting steps the real
+    /// clock: the show sees the jump and resolves the programme again.
+    public static func starting(at start: UTCInstant, host: any HostClock = MonotonicClock(), shift: WallClockShift? = nil) -> ShowClock {
+        ShowClock(base: .anchored(start: start, hostStart: host.now(), host: host), shift: shift)
     }
 
     /// The show's current instant.
     public func now() -> UTCInstant {
+        let instant = baseNow()
+        guard let shift else { return instant }
+        return UTCInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch + shift.nanoseconds)
+    }
+
+    private func baseNow() -> UTCInstant {
         switch base {
         case .realTime(let offset):
             var spec = timespec()
@@ -37,4 +49,16 @@ public struct ShowClock: Sendable {
             return UTCInstant(nanosecondsSinceEpoch: start.nanosecondsSinceEpoch + elapsed.nanoseconds)
         }
     }
+}
+
+/// A step applied to a ``ShowClock`` while it runs.
+public final class WallClockShift: Sendable {
+    private let shift = LockedValue<Int64>(0)
+
+    public init() {}
+
+    /// Steps the clock by `time` (negative: back).
+    public func step(by time: MediaTime) { shift.withLock { $0 += time.nanoseconds } }
+
+    var nanoseconds: Int64 { shift.withLock { $0 } }
 }

@@ -116,6 +116,8 @@ public final class ShowRunner: @unchecked Sendable {
     private var watcher: ScheduleWatcher?
     var stopped = false
     var started = false
+    /// The wall clock and the host clock at the last tick: a jump between them is a clock step.
+    private var lastTick: (wall: UTCInstant, host: MediaTime)?
     // Supervision (confined to `queue`); inactive until ``supervisionReports()`` is called.
     var reports: AsyncStream<ShowReport>.Continuation?
     var hold = Hold.none
@@ -261,6 +263,9 @@ public final class ShowRunner: @unchecked Sendable {
     /// every 40 ms; tests call it between refreshes.
     public func tick() { queue.sync { step() } }
 
+    /// The show clock's instant now.
+    public func currentScheduleNow() -> UTCInstant? { configuration.clock.now() }
+
     /// The schedule playing now.
     public var currentSchedule: Schedule { queue.sync { schedule } }
 
@@ -334,6 +339,7 @@ public final class ShowRunner: @unchecked Sendable {
         let ids = Set(queued.map(ObjectIdentifier.init))
         placements = placements.filter { ids.contains($0.key) || isHeld($0.value) }
         let now = configuration.clock.now()
+        if clockStepped(now: now) { return }
         let wanted = key(resolver.winner(at: now))
         if reports != nil, supervisedStep(wanted: wanted, now: now) { return }
         let current = queued.first.map(ObjectIdentifier.init)
@@ -351,6 +357,23 @@ public final class ShowRunner: @unchecked Sendable {
             rebuild(at: now)
         }
         topUp()
+    }
+
+    /// Whether the wall clock jumped (an NTP step, the date set by hand) by more than a second
+    /// against the host clock since the last tick: then every position the queue was built on is
+    /// wrong, and the programme is resolved again for the new now (`clock-step`). Slews are
+    /// followed at item boundaries as before.
+    private func clockStepped(now: UTCInstant) -> Bool {
+        let host = hostClock.now()
+        defer { lastTick = (now, host) }
+        guard let last = lastTick else { return false }
+        let drift = now.since(last.wall) - (host - last.host)
+        guard drift > MediaTime(value: 1, timescale: 1) || drift < MediaTime(value: -1, timescale: 1) else { return false }
+        logger.warning("the wall clock stepped by \(MediaTime.format(seconds: drift.seconds, decimals: 3)) s: resolving the programme again")
+        log.event(.clockStepped, time: nil, at: MonotonicClock().now(), detail: "\(now)", delay: drift)
+        rebuild(at: now)
+        report(.entryChanged(currentEntryNameOnQueue ?? "nothing"))
+        return true
     }
 
     /// The engine stops (rate 0) when its queue runs empty, as AVQueuePlayer does: a show that

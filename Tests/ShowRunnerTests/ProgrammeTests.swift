@@ -57,6 +57,53 @@ struct ProgrammeTests {
                 "first frame \(first.presentationTime.seconds) s for position \(expected.mediaTime.seconds) s")
     }
 
+    @Test("the wall clock stepped an hour forward, then back, while playing: the programme is resolved again each time (clock-step)")
+    func clockStep() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/steps.toml"
+        // A 7 s loop (2 + 2 + 2 + 1 s): an hour is 514 loops and 2 s, so a step of an hour moves
+        // the programme by 2 s inside the same playlist — no entry changes to notice it by.
+        try """
+            version = 1
+            fallback = "loop"
+            [[playlists.loop.items]]
+            video = "\(Fixtures.path("queue1.mp4"))"
+            [[playlists.loop.items]]
+            video = "\(Fixtures.path("queue2.mp4"))"
+            [[playlists.loop.items]]
+            video = "\(Fixtures.path("queue3.mp4"))"
+            [[playlists.loop.items]]
+            video = "\(Fixtures.path("queue1.mp4"))"
+            out = "00:00:01"
+            """.write(toFile: path, atomically: true, encoding: .utf8)
+        let shift = WallClockShift()
+        let start = UTCInstant.iso("2026-03-02T00:00:00.5Z")
+        let show = try await ShowHarness(schedulePath: path, startAt: start, shift: shift)
+        defer { show.stop() }
+        try show.refresh(10)
+        #expect(show.collector.events(.clockStepped).isEmpty)
+
+        for (step, name) in [(MediaTime(value: 3600, timescale: 1), "forward"), (MediaTime(value: -3600, timescale: 1), "back")] {
+            let before = show.collector.frames.count
+            shift.step(by: step)
+            show.runner.tick()
+            try show.refresh(10)
+            let steps = show.collector.events(.clockStepped)
+            #expect(steps.count == (step > .zero ? 1 : 2), "\(name): no clock-step")
+            #expect(steps.last?.delay == step)
+            // The first frame after the step is the programme's for the new now, at its position.
+            let now = try #require(show.runner.currentScheduleNow(), "\(name)")
+            let expected = ScheduleResolver(schedule: show.runner.currentSchedule).resolve(at: now)
+            let playlist = try #require(show.runner.currentSchedule.playlists["loop"])
+            let last = try #require(show.collector.frames.last)
+            #expect(last.source == playlist.items[expected.itemIndex!].source.location, "\(name)")
+            #expect((last.presentationTime - expected.mediaTime).seconds.magnitude < 0.1,
+                    "\(name): showing \(last.presentationTime.seconds) s, the programme says \(expected.mediaTime.seconds) s")
+            #expect(show.collector.frames.count > before)
+        }
+    }
+
     @Test("a window opening while the show runs cuts over at once to what the resolver says")
     func windowOpens() async throws {
         let directory = try Fixtures.temporaryDirectory()

@@ -74,7 +74,8 @@ final class ShowHarness {
 
     init(schedulePath: String, startAt: UTCInstant, watchesFile: Bool = false,
          mode: DisplayMode = DisplayMode(width: 320, height: 240, refreshMillihertz: 50_000),
-         audioSink: (any AudioSink)? = nil, clock: ManualClock = ManualClock(start: MediaTime(value: 1, timescale: 1))) async throws {
+         audioSink: (any AudioSink)? = nil, clock: ManualClock = ManualClock(start: MediaTime(value: 1, timescale: 1)),
+         shift: WallClockShift? = nil) async throws {
         self.clock = clock
         guard case .loaded(let schedule) = await ScheduleLoader.load(path: schedulePath) else {
             throw ScheduleError(diagnostics: [])
@@ -83,7 +84,7 @@ final class ShowHarness {
         let collector = self.collector
         let log = ShowLog(writer: nil, observer: { collector.append($0) })
         runner = ShowRunner(schedule: schedule, display: display, audioSink: audioSink, log: log,
-                            configuration: .init(clock: .starting(at: startAt, host: clock), automaticTicks: false, watchesFile: watchesFile),
+                            configuration: .init(clock: .starting(at: startAt, host: clock, shift: shift), automaticTicks: false, watchesFile: watchesFile),
                             hostClock: clock)
         runner.start()
     }

@@ -96,6 +96,8 @@ public struct PresentationEvent: Sendable, Hashable {
         case fallback
         /// The engine (player, its threads and outputs' connections) was built again inside the process.
         case pipelineRebuilt = "pipeline-rebuilt"
+        /// The wall clock jumped (``PresentationEvent/delay`` by how much): the show resolved its programme again.
+        case clockStepped = "clock-step"
     }
 
     public var kind: Kind
