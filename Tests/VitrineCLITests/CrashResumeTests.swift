@@ -97,4 +97,41 @@ struct CrashResumeTests {
         let errors = try String(contentsOfFile: secondErrors, encoding: .utf8)
         #expect(errors.contains("the previous run ended without an orderly stop"), "\(errors)")
     }
+
+    enum StateFault: String, CaseIterable, Sendable {
+        /// Every write into the state directory hits a full disk (the temporary file is /dev/full).
+        case full
+        /// The state directory cannot be created (its parent is a regular file).
+        case unwritable
+    }
+
+    @Test("a state directory that is full or cannot be written: the error is logged, the picture plays, the command ends normally",
+          arguments: StateFault.allCases)
+    func stateNotWritable(fault: StateFault) throws {
+        let folder = try CommandRunner.temporaryDirectory("state-fault")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let state: String
+        switch fault {
+        case .full:
+            state = folder + "/state"
+            try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+            try FileManager.default.createSymbolicLink(atPath: state + "/state.json.new", withDestinationPath: "/dev/full")
+        case .unwritable:
+            try Data("a file".utf8).write(to: URL(fileURLWithPath: folder + "/file"))
+            state = folder + "/file/state"
+        }
+        let schedule = folder + "/show.toml"
+        try "version = 1\nfallback = \"loop\"\n[[playlists.loop.items]]\nvideo = \"\(CommandRunner.fixture("queue1.mp4"))\"\n"
+            .write(toFile: schedule, atomically: true, encoding: .utf8)
+        let log = folder + "/log.jsonl"
+        let result = try CommandRunner.vitrine([
+            "play", schedule, "--display", "headless", "--mode", "320x240@25", "--no-audio", "--duration", "3",
+            "--state-directory", state, "--presentation-log", log,
+        ])
+        #expect(result.status == 0, "\(result.stderr)")
+        #expect(result.stderr.contains("the player's state is not kept"), "\(result.stderr)")
+        #expect(result.stderr.contains(fault == .full ? "No space left on device" : "Not a directory"), "\(result.stderr)")
+        let frames = MediaFaultTests.records(log).filter { $0["type"] as? String == "frame" }
+        #expect(frames.count > 25, "only \(frames.count) frames played")
+    }
 }

@@ -203,4 +203,72 @@ struct SupervisorFaultTests {
         #expect((stalls[0]["detail"] as? String ?? "").contains("main[0]"))
         #expect(Self.events(records, "skip").count == 1)
     }
+
+    enum Damage: String, CaseIterable, Sendable {
+        /// The file is deleted while it plays: this play ends normally (the open file stays
+        /// readable), the next play of it cannot open it.
+        case deleted
+        /// Cut to a fifth of its length while it plays.
+        case truncated
+        /// Everything after the first fifth overwritten with random bytes while it plays.
+        case garbled
+    }
+
+    @Test("a schedule's file deleted, truncated or garbled while it plays: item-failed, the policy applied, the show goes on",
+          arguments: Damage.allCases)
+    func damagedWhilePlaying(damage: Damage) throws {
+        let folder = try CommandRunner.temporaryDirectory("supervisor")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let media = folder + "/damaged.mp4"
+        try FileManager.default.copyItem(atPath: CommandRunner.fixture(damage == .deleted ? "queue2.mp4" : "h264_aac.mp4"), toPath: media)
+        let schedule = folder + "/show.toml"
+        try """
+            version = 1
+            [restart]
+            retries = 1
+            backoff = "500ms"
+            [playlists.main]
+            [[playlists.main.items]]
+            video = "\(media)"
+            [[playlists.main.items]]
+            video = "\(CommandRunner.fixture("queue1.mp4"))"
+            [entries.always]
+            playlist = "main"
+            """.write(toFile: schedule, atomically: true, encoding: .utf8)
+        let log = folder + "/log.jsonl"
+        let player = try Self.play(schedule, folder: folder, log: log)
+        defer { player.terminate(SIGKILL) }
+        let playing = MediaFaultTests.wait(for: log) { records in
+            records.contains { $0["type"] as? String == "frame" && ($0["source"] as? String ?? "").hasSuffix("damaged.mp4") }
+        }
+        try #require(playing.contains { $0["type"] as? String == "frame" }, "nothing played")
+        switch damage {
+        case .deleted:
+            try FileManager.default.removeItem(atPath: media)
+        case .truncated, .garbled:
+            let size = try FileManager.default.attributesOfItem(atPath: media)[.size] as? Int ?? 0
+            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: media))
+            if damage == .truncated {
+                try handle.truncate(atOffset: UInt64(size / 5))
+            } else {
+                try handle.seek(toOffset: UInt64(size / 5))
+                var generator = SystemRandomNumberGenerator()
+                handle.write(Data((0..<(size - size / 5)).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+            }
+            try handle.close()
+        }
+        // Done when the damaged item was reported and the next item played after that.
+        let records = MediaFaultTests.wait(for: log, deadline: 120) { records in
+            guard let failed = records.firstIndex(where: { $0["event"] as? String == "item-failed" }) else { return false }
+            return records[failed...].contains { $0["type"] as? String == "frame" && ($0["source"] as? String ?? "").hasSuffix("queue1.mp4") }
+        }
+        let failed = Self.events(records, "item-failed")
+        try #require(!failed.isEmpty, "no item-failed: \(records.filter { $0["type"] as? String == "event" })")
+        #expect((failed[0]["detail"] as? String ?? "").contains("main[0]"))
+        let after = records[(records.firstIndex { $0["event"] as? String == "item-failed" })!...]
+        #expect(after.contains { $0["type"] as? String == "frame" && ($0["source"] as? String ?? "").hasSuffix("queue1.mp4") })
+        // The policy was applied: a retry (and, when that failed too, a skip) follows the failure.
+        #expect(!Self.events(records, "retry").isEmpty)
+        #expect(player.isRunning, "the player ended")
+    }
 }
