@@ -76,6 +76,14 @@ enum FreePort {
     /// A TCP port on 127.0.0.1 with nothing listening (bound, then released).
     static func find() throws -> UInt16 { try SilentListener().port }
 
+    /// Waits until something accepts connections on `port` (bounded: 100 tries of 50 ms).
+    static func waitUntilListening(_ port: UInt16) {
+        for _ in 0..<100 {
+            if (try? CommandRunner.run("python3", ["-c", "import socket; socket.create_connection(('127.0.0.1', \(port)), 1)"]))?.status == 0 { return }
+            usleep(50_000)
+        }
+    }
+
     /// A listening socket that never accepts or answers.
     final class SilentListener {
         let port: UInt16

@@ -19,6 +19,21 @@ struct MediaFaultTests {
         return text.split(separator: "\n").compactMap { try? JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] }
     }
 
+    /// Damages the file at `path` in place: cut to a fifth of its length, or random bytes after it.
+    static func damage(_ path: String, _ fault: Fault) throws {
+        let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: path))
+        defer { try? handle.close() }
+        switch fault {
+        case .truncated:
+            try handle.truncate(atOffset: UInt64(size / 5))
+        case .garbled:
+            try handle.seek(toOffset: UInt64(size / 5))
+            var generator = SystemRandomNumberGenerator()
+            try handle.write(contentsOf: Data((0..<(size - size / 5)).map { _ in UInt8.random(in: 0...255, using: &generator) }))
+        }
+    }
+
     /// Waits (generous deadline) until `condition` holds for the log's records.
     static func wait(for path: String, deadline seconds: Double = 90, _ condition: ([[String: Any]]) -> Bool) -> [[String: Any]] {
         let end = Date().addingTimeInterval(seconds)
@@ -53,17 +68,7 @@ struct MediaFaultTests {
         try #require(playing.contains { $0["type"] as? String == "frame" && $0["item"] as? Int == 0 }, "the first item never played")
 
         // The fault: the 10 s file keeps only its first fifth, or has garbage after it.
-        let size = try FileManager.default.attributesOfItem(atPath: damaged)[.size] as? Int ?? 0
-        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: damaged))
-        switch fault {
-        case .truncated:
-            try handle.truncate(atOffset: UInt64(size / 5))
-        case .garbled:
-            try handle.seek(toOffset: UInt64(size / 5))
-            var generator = SystemRandomNumberGenerator()
-            try handle.write(contentsOf: Data((0..<(size - size / 5)).map { _ in UInt8.random(in: 0...255, using: &generator) }))
-        }
-        try handle.close()
+        try Self.damage(damaged, fault)
 
         // The next item plays (in full), and the player ends by itself, in order.
         let after = Self.wait(for: log) { records in

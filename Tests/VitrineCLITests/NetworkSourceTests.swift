@@ -14,11 +14,7 @@ struct NetworkSourceTests {
             port = try FreePort.find()
             process = try ChildProcess(
                 executable: "python3", arguments: ["-m", "http.server", "--bind", "127.0.0.1", "--directory", directory, String(port)])
-            // Wait until it accepts connections (bounded: 100 tries of 50 ms).
-            for _ in 0..<100 {
-                if (try? CommandRunner.run("python3", ["-c", "import socket; socket.create_connection(('127.0.0.1', \(port)), 1)"]))?.status == 0 { return }
-                usleep(50_000)
-            }
+            FreePort.waitUntilListening(port)
         }
 
         deinit { process.terminate(SIGKILL) }

@@ -49,6 +49,22 @@ struct SupervisorFaultTests {
         """
     }
 
+    /// A schedule playing `first` then queue1.mp4 all day, with the `[restart]` lines given.
+    static func twoItemSchedule(first: String, restart: String) -> String {
+        """
+        version = 1
+        [restart]
+        \(restart)
+        [playlists.main]
+        [[playlists.main.items]]
+        \(first)
+        [[playlists.main.items]]
+        video = "\(CommandRunner.fixture("queue1.mp4"))"
+        [entries.always]
+        playlist = "main"
+        """
+    }
+
     /// Starts `vitrine play SCHEDULE` headless at the start of the playlist's cycle (midnight).
     static func play(_ schedule: String, folder: String, log: String) throws -> ChildProcess {
         try ChildProcess(
@@ -166,25 +182,10 @@ struct SupervisorFaultTests {
         let port = try FreePort.find()
         let web = try ChildProcess(executable: "python3", arguments: [server, CommandRunner.fixture("mpeg2.ts"), String(port)])
         defer { web.terminate(SIGKILL) }
-        for _ in 0..<100 {
-            if (try? CommandRunner.run("python3", ["-c", "import socket; socket.create_connection(('127.0.0.1', \(port)), 1)"]))?.status == 0 { break }
-            usleep(50_000)
-        }
+        FreePort.waitUntilListening(port)
         let schedule = folder + "/show.toml"
-        try """
-            version = 1
-            [restart]
-            retries = 0
-            on_failure = "skip"
-            [playlists.main]
-            [[playlists.main.items]]
-            url = "http://127.0.0.1:\(port)/live.ts"
-            duration = "60s"
-            [[playlists.main.items]]
-            video = "\(CommandRunner.fixture("queue1.mp4"))"
-            [entries.always]
-            playlist = "main"
-            """.write(toFile: schedule, atomically: true, encoding: .utf8)
+        try Self.twoItemSchedule(first: "url = \"http://127.0.0.1:\(port)/live.ts\"\nduration = \"60s\"", restart: "retries = 0")
+            .write(toFile: schedule, atomically: true, encoding: .utf8)
         let log = folder + "/log.jsonl"
         let player = try Self.play(schedule, folder: folder, log: log)
         defer { player.terminate(SIGKILL) }
@@ -222,19 +223,8 @@ struct SupervisorFaultTests {
         let media = folder + "/damaged.mp4"
         try FileManager.default.copyItem(atPath: CommandRunner.fixture(damage == .deleted ? "queue2.mp4" : "h264_aac.mp4"), toPath: media)
         let schedule = folder + "/show.toml"
-        try """
-            version = 1
-            [restart]
-            retries = 1
-            backoff = "500ms"
-            [playlists.main]
-            [[playlists.main.items]]
-            video = "\(media)"
-            [[playlists.main.items]]
-            video = "\(CommandRunner.fixture("queue1.mp4"))"
-            [entries.always]
-            playlist = "main"
-            """.write(toFile: schedule, atomically: true, encoding: .utf8)
+        try Self.twoItemSchedule(first: "video = \"\(media)\"", restart: "retries = 1\nbackoff = \"500ms\"")
+            .write(toFile: schedule, atomically: true, encoding: .utf8)
         let log = folder + "/log.jsonl"
         let player = try Self.play(schedule, folder: folder, log: log)
         defer { player.terminate(SIGKILL) }
@@ -243,19 +233,9 @@ struct SupervisorFaultTests {
         }
         try #require(playing.contains { $0["type"] as? String == "frame" }, "nothing played")
         switch damage {
-        case .deleted:
-            try FileManager.default.removeItem(atPath: media)
-        case .truncated, .garbled:
-            let size = try FileManager.default.attributesOfItem(atPath: media)[.size] as? Int ?? 0
-            let handle = try FileHandle(forUpdating: URL(fileURLWithPath: media))
-            if damage == .truncated {
-                try handle.truncate(atOffset: UInt64(size / 5))
-            } else {
-                try handle.seek(toOffset: UInt64(size / 5))
-                var generator = SystemRandomNumberGenerator()
-                handle.write(Data((0..<(size - size / 5)).map { _ in UInt8.random(in: 0...255, using: &generator) }))
-            }
-            try handle.close()
+        case .deleted: try FileManager.default.removeItem(atPath: media)
+        case .truncated: try MediaFaultTests.damage(media, .truncated)
+        case .garbled: try MediaFaultTests.damage(media, .garbled)
         }
         // Done when the damaged item was reported and the next item played after that.
         let records = MediaFaultTests.wait(for: log, deadline: 120) { records in
