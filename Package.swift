@@ -39,6 +39,7 @@ let package = Package(
         .systemLibrary(name: "CEGL", pkgConfig: "egl", providers: [.apt(["libegl-dev", "libgles-dev"])]),
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
+        .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
 
         .target(name: "MediaTime", dependencies: ["Threading"], swiftSettings: strict),
         // Named threads, ConditionLock<State, Condition>, thread ownership checks: the one threading toolkit.
@@ -88,10 +89,12 @@ let package = Package(
             name: "Supervisor",
             dependencies: ["ShowRunner", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        // Schedule bundles from USB sticks: minisign signatures (libsodium), manifests, the atomic import.
+        .target(name: "Bundles", dependencies: ["CSodium"], swiftSettings: strict),
         .executableTarget(
             name: "VitrineCLI",
             dependencies: [
-                "MediaTime", "MediaAsset", "MediaSinks", "Playback", "Displays", "Audio", "Scheduling", "ShowRunner", "Config", "Supervisor",
+                "MediaTime", "MediaAsset", "MediaSinks", "Playback", "Displays", "Audio", "Scheduling", "ShowRunner", "Config", "Supervisor", "Bundles",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -122,6 +125,7 @@ let package = Package(
         .testTarget(
             name: "ShowRunnerTests",
             dependencies: ["Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
+        .testTarget(name: "BundlesTests", dependencies: ["Bundles", "ChildProcesses"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Scheduling", "MediaSinks"]),
         .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", "ShowRunner", "Playback", "Displays", "SinkDoubles", "ChildProcesses", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VitrineCLITests", dependencies: ["Threading", "MediaTime", "ChildProcesses"]),

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Checks the project's systemd units: every systemd/*.service (or the unit
-# files given as arguments) must pass "systemd-analyze verify" without a
+# files given as arguments; a template unit@.service is checked as the
+# instance unit@sdb1.service) must pass "systemd-analyze verify" without a
 # single message, and its overall exposure from
 # "systemd-analyze security --offline=true" must be at most 2.0.
 #
@@ -60,6 +61,13 @@ for unit in "${units[@]}"; do
     if [[ ! -f $unit ]]; then
         fail "$name" "no such file: $unit"
         continue
+    fi
+    if [[ $name == *@.service ]]; then
+        # A template: check an instance of it, named as udev would.
+        name=${name%@.service}@sdb1.service
+        mkdir -p "$scratch/instances"
+        cp "$unit" "$scratch/instances/$name"
+        unit=$scratch/instances/$name
     fi
 
     # --- systemd-analyze verify, on a copy with only ExecStart's executable

@@ -17,6 +17,25 @@ public struct Configuration: Sendable, Hashable {
     public var presentationLog: String?
     public var display = Display()
     public var audio = Audio()
+    /// `[import]`: schedule bundles from USB sticks.
+    public var bundles = Bundles()
+
+    /// `[import]`: where imported bundles live, whose signatures are trusted.
+    public struct Bundles: Sendable, Hashable {
+        public static let defaultDirectory = "/var/lib/vitrine/bundles"
+        public static let defaultTrustedKeys = "/etc/vitrine/trusted-keys"
+
+        /// The data partition's folder holding `current`, `previous` and `bundles/`.
+        public var directory: String = Bundles.defaultDirectory
+        /// The folder of trusted minisign public keys (`*.pub`).
+        public var trustedKeys: String = Bundles.defaultTrustedKeys
+        /// Accept bundles without a signature (a bad signature is refused regardless).
+        public var acceptUnsigned = false
+        /// Megabytes that must stay free on the data partition after an import.
+        public var keepFreeMegabytes = 64
+
+        public init() {}
+    }
 
     /// `[display]`: which screen and how.
     public struct Display: Sendable, Hashable {

@@ -13,7 +13,8 @@ public enum ConfigurationReader {
         public var isUnreadable: Bool
     }
 
-    static let topKeys = ["schedule", "state_directory", "presentation_log", "display", "audio"]
+    static let topKeys = ["schedule", "state_directory", "presentation_log", "display", "audio", "import"]
+    static let importKeys = ["directory", "trusted_keys", "accept_unsigned", "keep_free_mb"]
     static let displayKeys = ["kind", "connector", "mode", "rotation", "gravity"]
     static let audioKeys = ["enabled", "device", "volume"]
 
@@ -97,7 +98,30 @@ public enum ConfigurationReader {
                     }
                 }
             }
+            if let node = table["import"], let bundles = log.table(node, "import") {
+                log.checkKeys(bundles, ConfigurationReader.importKeys, context: "[import]")
+                if let path = absolutePath(bundles, "directory") { configuration.bundles.directory = path }
+                if let path = absolutePath(bundles, "trusted_keys") { configuration.bundles.trustedKeys = path }
+                if let node = bundles["accept_unsigned"], let accept = log.bool(node, "accept_unsigned") {
+                    configuration.bundles.acceptUnsigned = accept
+                }
+                if let node = bundles["keep_free_mb"], let megabytes = log.integer(node, "keep_free_mb") {
+                    if (0...1_000_000).contains(megabytes) { configuration.bundles.keepFreeMegabytes = Int(megabytes) } else {
+                        log.error(.outOfRange, node.location, "keep_free_mb must be between 0 and 1000000, not \(megabytes)")
+                    }
+                }
+            }
             return configuration
+        }
+
+        /// The absolute path at `key`, if given (a relative one is an error).
+        mutating func absolutePath(_ table: DocumentTable, _ key: String) -> String? {
+            guard let node = table[key], let text = log.string(node, key) else { return nil }
+            guard text.hasPrefix("/") else {
+                log.error(.invalidValue, node.location, "\(key) must be an absolute path, not \"\(text)\"")
+                return nil
+            }
+            return text
         }
 
         /// A path relative to the configuration file's folder, made absolute.

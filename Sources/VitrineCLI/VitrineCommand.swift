@@ -16,6 +16,8 @@ struct VitrineCommand: AsyncParsableCommand {
             TestPatternCommand.self,
             ValidateCommand.self,
             ProgrammeCommand.self,
+            BundleCommand.self,
+            ImportCommand.self,
         ]
     )
 }
