@@ -4,18 +4,20 @@ import Threading
 import Glibc
 #endif
 
-/// Watches one schedule file with inotify and calls back when it was written or replaced.
+/// Watches one file (a schedule, a bundle's `current` link, the import status) with inotify and
+/// calls back when it was written or replaced.
 ///
 /// The file's folder is watched, not the file: editors and `mv` replace the file (a new inode), and an
-/// atomic replace is exactly how a new schedule should arrive. A callback comes after the writer closed
-/// the file (`IN_CLOSE_WRITE`) or moved a new one into place (`IN_MOVED_TO`), never mid-write.
-final class ScheduleWatcher: Sendable {
+/// atomic replace is exactly how a new schedule should arrive (a link renamed over another too). A
+/// callback comes after the writer closed the file (`IN_CLOSE_WRITE`) or moved a new one into place
+/// (`IN_MOVED_TO`), never mid-write.
+public final class FileWatcher: Sendable {
     private let descriptor: Int32
     private let stopPipe: (read: Int32, write: Int32)
     private let thread = LockedValue<NamedThread?>(nil)
 
     /// Starts watching; `onChange` runs on the watcher's thread.
-    init?(path: String, onChange: @escaping @Sendable () -> Void) {
+    public init?(path: String, onChange: @escaping @Sendable () -> Void) {
         let slash = path.lastIndex(of: "/")
         let directory = slash.map { $0 == path.startIndex ? "/" : String(path[..<$0]) } ?? "."
         let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -45,7 +47,7 @@ final class ScheduleWatcher: Sendable {
     }
 
     /// Stops the thread and waits for it. Idempotent.
-    func stop() {
+    public func stop() {
         guard let running = thread.withLock({ $0.take() }) else { return }
         var byte: UInt8 = 1
         _ = write(stopPipe.write, &byte, 1)

@@ -113,7 +113,7 @@ public final class ShowRunner: @unchecked Sendable {
     /// After a reload, the item that plays until the next boundary (no cut while it is current).
     var holdUntilBoundary: ObjectIdentifier?
     private var timer: (any DispatchSourceTimer)?
-    private var watcher: ScheduleWatcher?
+    private var watcher: FileWatcher?
     var stopped = false
     var started = false
     /// The wall clock and the host clock at the last tick: a jump between them is a clock step.
@@ -179,7 +179,7 @@ public final class ShowRunner: @unchecked Sendable {
         }
         if configuration.watchesFile, !schedule.sourcePath.isEmpty {
             let path = schedule.sourcePath
-            let watcher = ScheduleWatcher(path: path) { [weak self] in self?.fileChanged() }
+            let watcher = FileWatcher(path: path) { [weak self] in self?.fileChanged() }
             if watcher == nil { logger.warning("cannot watch \(path) for changes (inotify)") }
             queue.sync { self.watcher = watcher }
         }
@@ -187,7 +187,7 @@ public final class ShowRunner: @unchecked Sendable {
 
     /// Stops the show: the timer, the file watcher and the engine.
     public func stop() {
-        let (timer, watcher, events): ((any DispatchSourceTimer)?, ScheduleWatcher?, Task<Void, Never>?) = queue.sync {
+        let (timer, watcher, events): ((any DispatchSourceTimer)?, FileWatcher?, Task<Void, Never>?) = queue.sync {
             defer {
                 self.timer = nil
                 self.watcher = nil
@@ -284,6 +284,26 @@ public final class ShowRunner: @unchecked Sendable {
         let path = queue.sync { schedule.sourcePath }
         let outcome = await ScheduleLoader.load(path: path)
         return queue.sync { adopt(outcome, path: path) }
+    }
+
+    /// Plays the schedule at `path` from now on (a bundle import switched the `current` link):
+    /// it is read, validated and adopted like a changed schedule file — at the next item boundary,
+    /// an interrupt active now at once; an invalid one is rejected and the show goes on — and
+    /// that file is watched from then on. Returns whether it was adopted.
+    @discardableResult
+    public func switchSchedule(to path: String) async -> Bool {
+        let outcome = await ScheduleLoader.load(path: path)
+        let adopted = queue.sync { adopt(outcome, path: path) }
+        guard adopted, configuration.watchesFile else { return adopted }
+        let replacement = FileWatcher(path: path) { [weak self] in self?.fileChanged() }
+        let (old, kept): (FileWatcher?, Bool) = queue.sync {
+            guard !stopped else { return (nil, false) }
+            defer { watcher = replacement }
+            return (watcher, true)
+        }
+        old?.stop()
+        if !kept { replacement?.stop() }
+        return adopted
     }
 
     // MARK: On the queue

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Audio
+import Bundles
 import Config
 import Supervisor
 import Displays
@@ -66,6 +67,11 @@ struct PlayCommand: AsyncParsableCommand {
         valueName: "PATH"))
     var stateDirectory: String?
 
+    @Option(name: .customLong("import-directory"), help: ArgumentHelp(
+        "Schedules: follow the bundles `vitrine import` puts here (its `current` link; see docs/bundles.md), showing the import's progress; with --config, the configuration's [import] directory.",
+        valueName: "DIR"))
+    var importDirectory: String?
+
     @Option(name: .customLong("presentation-log"), help: "Write the presentation log (JSON lines) to PATH ('-' for standard output).")
     var presentationLog: String?
 
@@ -106,6 +112,9 @@ struct PlayCommand: AsyncParsableCommand {
         guard (1...480).contains(refreshRate) else { throw ValidationError("--refresh-rate must be between 1 and 480") }
         if let volume, !(0...1).contains(volume) { throw ValidationError("--volume must be between 0 and 1") }
         if startAt != nil && clockOffset != nil { throw ValidationError("give --start-at or --clock-offset, not both") }
+        if !isSchedule && configFile == nil && importDirectory != nil {
+            throw ValidationError("--import-directory applies to a schedule (a .toml or .json file)")
+        }
         if !isSchedule && (startAt != nil || clockOffset != nil) {
             throw ValidationError("--start-at and --clock-offset apply to a schedule (a .toml or .json file)")
         }
@@ -261,6 +270,10 @@ struct PlayCommand: AsyncParsableCommand {
         var notifications = SystemdService(notifier: notifier, display: screen, log: log)
         if case .show(let show) = playback { notifications.entry = { show.currentEntryName } }
         services.append(notifications)
+        if case .show(let show) = playback, let importDirectory {
+            services.append(ImportFollowService(store: BundleStore(directory: importDirectory), show: show, display: screen,
+                                                logger: Logger(label: "vitrine.import")))
+        }
         services.append(PlaybackService(playback: playback, limit: limit, clock: MonotonicClock(), pollInterval: .milliseconds(20),
                                         notifier: notifier))
         let state = stateDirectory.map { StateStore(directory: $0) }
@@ -334,11 +347,17 @@ struct PlayCommand: AsyncParsableCommand {
 
     /// Takes from `configuration` every setting the command line did not give.
     mutating func apply(_ configuration: Configuration) throws {
+        importDirectory = importDirectory ?? configuration.bundles.directory
         if files.isEmpty {
-            guard let schedule = configuration.schedule else {
-                throw ValidationError("\(configFile ?? "the configuration") names no schedule, and no file was given to play")
+            // The last imported bundle wins over the configured schedule (the demo, out of the box).
+            if let imported = BundleStore(directory: importDirectory ?? configuration.bundles.directory).currentSchedule {
+                files = [imported]
+            } else {
+                guard let schedule = configuration.schedule else {
+                    throw ValidationError("\(configFile ?? "the configuration") names no schedule, no bundle was imported, and no file was given to play")
+                }
+                files = [schedule]
             }
-            files = [schedule]
         }
         display = display ?? configuration.display.kind
         connector = connector ?? configuration.display.connector
