@@ -125,7 +125,7 @@ let package = Package(
         .testTarget(
             name: "ShowRunnerTests",
             dependencies: ["Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
-        .testTarget(name: "BundlesTests", dependencies: ["Bundles", "ChildProcesses"]),
+        .testTarget(name: "BundlesTests", dependencies: ["Bundles", "ChildProcesses", "Threading"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Scheduling", "MediaSinks"]),
         .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", "ShowRunner", "Playback", "Displays", "SinkDoubles", "ChildProcesses", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")]),
         .testTarget(name: "VitrineCLITests", dependencies: ["Threading", "MediaTime", "ChildProcesses"]),

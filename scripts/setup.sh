@@ -11,9 +11,12 @@ packages=(
     libdrm-dev libgbm-dev libegl-dev libgles-dev libegl-mesa0 libgl1-mesa-dri
     libasound2-dev libasound2-plugins
     libfreetype-dev fonts-dejavu-core
+    libsodium-dev
     # Tests: reference tools and devices.
     ffmpeg python3 python3-pip
     pulseaudio pulseaudio-utils
+    # Signing and checking schedule bundles as operators do.
+    minisign
     # The service unit's checks (systemd-analyze verify and security).
     systemd
     # The KMS proof in a VM.

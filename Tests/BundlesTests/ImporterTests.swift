@@ -1,6 +1,7 @@
 import Bundles
 import Foundation
 import Testing
+import Threading
 
 @Suite("Importing bundles", .enabled(if: BundleFixture.minisignInstalled, "needs minisign (scripts/setup.sh installs it)"))
 struct ImporterTests {
@@ -145,4 +146,47 @@ struct ImporterTests {
         #expect(Set([fixture.store.target(of: fixture.store.currentLink), fixture.store.target(of: fixture.store.previousLink)]) == Set(ids))
         #expect(try Self.currentIsComplete(fixture))
     }
+
+    @Test("the stick pulled mid-copy (its file cut short under the reader): refused, nothing left, the current bundle untouched")
+    func pulledMidCopy() async throws {
+        let fixture = try BundleFixture()
+        let importer = try fixture.importer()
+        let before = try #require(await importer.importBundle(from: try fixture.stick("good")).importedID)
+        // A 256 MB file (sparse on the stick); the manifest records it whole.
+        let stick = try fixture.stick("pulled", files: ["media/a.bin": Array("hello".utf8)], signed: false)
+        let big = stick + "/vitrine/media/big.bin"
+        try Data().write(to: URL(fileURLWithPath: big))
+        let handle = try FileHandle(forUpdating: URL(fileURLWithPath: big))
+        try handle.truncate(atOffset: 256 << 20)
+        try handle.close()
+        _ = try BundleWriter.createManifest(in: stick + "/vitrine")
+        try fixture.sign(stick + "/vitrine")
+
+        // As soon as the copy of big.bin has begun, the source shrinks to 4 MB: reads end early.
+        // A thread of its own: the import blocks a thread of the shared pool while it copies.
+        let data = fixture.root + "/data"
+        let cut = LockedValue(false)
+        let cutter = Thread {
+            let deadline = Date().addingTimeInterval(60)
+            while Date() < deadline {
+                let staging = (try? FileManager.default.contentsOfDirectory(atPath: data))?.first { $0.hasPrefix(".staging-") }
+                if let staging, let size = try? FileManager.default.attributesOfItem(atPath: "\(data)/\(staging)/media/big.bin")[.size] as? Int,
+                   size > 0 {
+                    truncate(big, 4 << 20)
+                    cut.withLock { $0 = true }
+                    return
+                }
+                usleep(200)
+            }
+        }
+        cutter.start()
+        let outcome = await importer.importBundle(from: stick)
+        try #require(cut.withLock { $0 }, "the copy ended before the file could be cut: \(outcome)")
+        let problems = outcome.problems
+        #expect(problems.contains { $0.file == big && $0.message.contains("the manifest says \(256 << 20)") }, "\(problems)")
+        #expect(fixture.store.target(of: fixture.store.currentLink) == before)
+        let left = try FileManager.default.contentsOfDirectory(atPath: data).filter { $0.hasPrefix(".staging") }
+        #expect(left.isEmpty)
+    }
 }
+

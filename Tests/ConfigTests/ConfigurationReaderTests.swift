@@ -22,6 +22,12 @@ struct ConfigurationReaderTests {
             [audio]
             device = "hdmi:CARD=PCH,DEV=0"
             volume = 0.8
+
+            [import]
+            directory = "/data/bundles"
+            trusted_keys = "/etc/vitrine/keys"
+            accept_unsigned = true
+            keep_free_mb = 512
             """
         let result = ConfigurationReader.parse(text: text, path: "/etc/vitrine/vitrine.toml")
         #expect(result.diagnostics.isEmpty, "\(result.diagnostics)")
@@ -31,6 +37,10 @@ struct ConfigurationReaderTests {
         #expect(configuration.presentationLog == "/var/log/vitrine/presentation.jsonl")
         #expect(configuration.display == .init(kind: "kms", connector: "HDMI-A-1", mode: "1920x1080@60", rotation: 90, gravity: .resizeAspectFill))
         #expect(configuration.audio == .init(enabled: true, device: "hdmi:CARD=PCH,DEV=0", volume: 0.8))
+        #expect(configuration.bundles.directory == "/data/bundles")
+        #expect(configuration.bundles.trustedKeys == "/etc/vitrine/keys")
+        #expect(configuration.bundles.acceptUnsigned)
+        #expect(configuration.bundles.keepFreeMegabytes == 512)
     }
 
     @Test("an empty file is the defaults")
@@ -53,6 +63,9 @@ struct ConfigurationReaderTests {
             [audio]
             enabled = "yes"
             volume = 2.5
+            [import]
+            directory = "bundles"
+            keep_free_mb = -1
             """
         let result = ConfigurationReader.parse(text: text, path: "vitrine.toml")
         #expect(result.configuration == nil)
@@ -66,6 +79,8 @@ struct ConfigurationReaderTests {
             "vitrine.toml:7:1: error: \"gravity\" must be a string, not an integer",
             "vitrine.toml:9:1: error: \"enabled\" must be true or false, not a string",
             "vitrine.toml:10:1: error: volume must be between 0 and 1, not 2.5",
+            "vitrine.toml:12:1: error: directory must be an absolute path, not \"bundles\"",
+            "vitrine.toml:13:1: error: keep_free_mb must be between 0 and 1000000, not -1",
         ], "\(lines)")
     }
 
