@@ -28,6 +28,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-collections.git", from: "1.1.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     ],
     targets: [
@@ -90,7 +91,8 @@ let package = Package(
             dependencies: ["ShowRunner", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
         // Schedule bundles from USB sticks: minisign signatures (libsodium), manifests, the atomic import.
-        .target(name: "Bundles", dependencies: ["CSodium"], swiftSettings: strict),
+        // SHA-256 comes from swift-crypto (BoringSSL's, with the CPU's SHA instructions): it bounds import speed.
+        .target(name: "Bundles", dependencies: ["CSodium", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         .executableTarget(
             name: "VitrineCLI",
             dependencies: [

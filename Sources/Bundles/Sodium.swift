@@ -1,7 +1,8 @@
 import CSodium
 
-/// The few libsodium primitives bundles need: SHA-256 for manifests, BLAKE2b-512 for minisign's
-/// prehashed signatures, Ed25519 verification, Base64. Every call into libsodium is in this file.
+/// The few libsodium primitives minisign signatures need: BLAKE2b-512 for the prehashed form,
+/// Ed25519 verification, Base64. Every call into libsodium is in this file. (Manifests' SHA-256
+/// is ``SHA256Hasher``'s, from swift-crypto, several times faster on CPUs with SHA instructions.)
 enum Sodium {
     /// libsodium must be initialised once before use; `sodium_init` is safe to call again.
     private static let ready: Bool = sodium_init() >= 0
@@ -33,27 +34,6 @@ enum Sodium {
         ensureReady()
         guard signature.count == Int(crypto_sign_BYTES), publicKey.count == Int(crypto_sign_PUBLICKEYBYTES) else { return false }
         return crypto_sign_verify_detached(signature, message, UInt64(message.count), publicKey) == 0
-    }
-}
-
-/// SHA-256 fed piece by piece.
-struct SHA256Hasher: ~Copyable {
-    private var state = crypto_hash_sha256_state()
-
-    init() {
-        Sodium.ensureReady()
-        crypto_hash_sha256_init(&state)
-    }
-
-    mutating func update(_ bytes: UnsafeRawBufferPointer) {
-        guard let base = bytes.baseAddress, bytes.count > 0 else { return }
-        crypto_hash_sha256_update(&state, base.assumingMemoryBound(to: UInt8.self), UInt64(bytes.count))
-    }
-
-    consuming func finish() -> [UInt8] {
-        var digest = [UInt8](repeating: 0, count: Int(crypto_hash_sha256_BYTES))
-        crypto_hash_sha256_final(&state, &digest)
-        return digest
     }
 }
 
