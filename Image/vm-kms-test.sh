@@ -25,6 +25,12 @@
 #             bit for bit in at least 90 % of its 100 ms chunks, each found at some offset (the
 #             capture starts with silence, and the emulated card may drop or repeat a period when
 #             the host is busy; such shifts are reported).
+#   usb       two USB sticks on an emulated xHCI controller: a FAT32 image made on the host with
+#             mkfs.vfat and mtools (no mounting) holding a minisign-signed bundle, and an empty exFAT
+#             image (mkfs.exfat; exfatprogs cannot add files without mounting, so the guest copies the
+#             bundle onto it). The guest's kernel mounts each read-only, nosuid, nodev, noexec, and
+#             `vitrine import` must take the bundle from both, the second replacing the first as
+#             current, each verifying against its manifest afterwards.
 #
 # Nothing waits a fixed time for the guest, whose speed under TCG depends on the host (a busy 2-core
 # machine draws a 1280x800 frame in seconds): the guest prints a line when its picture is up, the
@@ -108,9 +114,31 @@ if [ ! -s "$media/chirp.mp4" ]; then
         -c:a aac -b:a 192k -ar 48000 -ac 2 -shortest -bitexact "$media/chirp.mp4"
 fi
 
+# For the usb case: an operator key pair, a signed bundle (the still clip and a schedule), and the
+# two stick images.
+usb=$cache/usb
+if [ ! -s "$usb/fat32.img" ] || [ ! -s "$usb/exfat.img" ]; then
+    for tool in minisign mkfs.vfat mcopy mkfs.exfat; do
+        command -v "$tool" >/dev/null || { say "usb: $tool is missing (scripts/setup.sh installs it)"; }
+    done
+fi
+if command -v minisign >/dev/null && command -v mkfs.vfat >/dev/null && command -v mcopy >/dev/null && command -v mkfs.exfat >/dev/null \
+    && { [ ! -s "$usb/fat32.img" ] || [ ! -s "$usb/exfat.img" ] || [ ! -s "$usb/keys/operator.pub" ]; }; then
+    rm -rf "$usb"; mkdir -p "$usb/keys" "$usb/stick/vitrine/media"
+    minisign -G -W -p "$usb/keys/operator.pub" -s "$usb/operator.key" >/dev/null
+    cp "$media/still.mp4" "$usb/stick/vitrine/media/still.mp4"
+    printf 'version = 1\nfallback = "loop"\n[[playlists.loop.items]]\nvideo = "media/still.mp4"\n' > "$usb/stick/vitrine/schedule.toml"
+    "$binary" bundle create "$usb/stick/vitrine" >/dev/null
+    minisign -S -s "$usb/operator.key" -m "$usb/stick/vitrine/MANIFEST" >/dev/null
+    mkfs.vfat -F 32 -n VITRINE -C "$usb/fat32.img" $((64 * 1024)) >/dev/null
+    mcopy -i "$usb/fat32.img" -s "$usb/stick/vitrine" ::/
+    truncate -s 64M "$usb/exfat.img"
+    mkfs.exfat -L VITRINE2 "$usb/exfat.img" >/dev/null
+fi
+
 # --- The initramfs: busybox, vitrine, the shared libraries it and Mesa load, the GPU modules.
 initramfs=$cache/initramfs.cpio
-stamp=$(cat "$binary" "$0" | sha256sum | cut -c1-16)
+stamp=$(cat "$binary" "$0" "$usb/keys/operator.pub" 2>/dev/null | sha256sum | cut -c1-16)
 if [ ! -s "$initramfs" ] || [ "$(cat "$cache/initramfs.stamp" 2>/dev/null)" != "$stamp" ]; then
     say "assembling the initramfs"
     staging=$cache/initramfs-root
@@ -142,11 +170,15 @@ if [ ! -s "$initramfs" ] || [ "$(cat "$cache/initramfs.stamp" 2>/dev/null)" != "
     copy_file /usr/share/glvnd/egl_vendor.d/50_mesa.json
     copy_file /usr/share/fonts/truetype/dejavu/DejaVuSans.ttf
     cp -r /usr/share/alsa "$staging/usr/share/alsa"  # alsa-lib's configuration (alsa.conf, cards/)
+    [ -s "$usb/keys/operator.pub" ] && mkdir -p "$staging/keys" && cp "$usb/keys/operator.pub" "$staging/keys/"
     # Kernel modules for the GPU (and their dependencies), indexed for busybox modprobe.
     modules=$kernel_dir/root/lib/modules/$kernel_version
     # ... and for the emulated Intel HDA sound card (the audio case).
-    for module in virtio_pci virtio-gpu snd-hda-codec-generic snd-hda-intel; do
-        path=$(grep -E "/$module\.ko(\.xz)?:" "$modules/modules.dep")
+    # ... and for USB sticks with FAT32 and exFAT (the usb case).
+    for module in virtio_pci virtio-gpu snd-hda-codec-generic snd-hda-intel \
+        xhci-pci usb-storage sd_mod vfat exfat nls_cp437 nls_utf8 nls_iso8859-1 nls_ascii; do
+        path=$(grep -E "/$module\.ko(\.xz)?:" "$modules/modules.dep" || true)
+        [ -n "$path" ] || continue  # built into this kernel
         for file in ${path%%:*} ${path#*:}; do
             mkdir -p "$staging/lib/modules/$kernel_version/$(dirname "$file")"
             cp "$modules/$file" "$staging/lib/modules/$kernel_version/$file"
@@ -240,6 +272,34 @@ cat /proc/asound/cards
 MARKER_FILE=/tmp/presented RUN_TO_END=1 sh /cases/run.sh "\"type\":\"frame\"" vitrine play --display kms --audio-device hw:0,0 --presentation-log /tmp/presented /media/chirp.mp4
 dmesg | grep -iE "snd|hda" | tail -5
 AUDIO
+    # Both sticks are imported in turn: FAT32 as the host built it, exFAT after the guest copied the
+    # bundle onto it (read-write once, then mounted read-only like the other).
+    cat > "$staging/cases/usb.sh" <<'USB'
+for module in xhci-pci usb-storage sd_mod vfat exfat nls_cp437 nls_utf8 nls_iso8859-1 nls_ascii; do modprobe $module 2>/dev/null; done
+i=0
+while { [ ! -e /dev/sda ] || [ ! -e /dev/sdb ]; } && [ $i -lt 600 ]; do sleep 0.1; i=$((i + 1)); done
+ls /dev/sd* 2>&1
+mkdir -p /mnt/fat /mnt/exfat /tmp/data
+options=ro,nosuid,nodev,noexec
+fat= exfat=
+for disk in /dev/sda /dev/sdb; do
+    if [ -z "$fat" ] && mount -t vfat -o $options $disk /mnt/fat 2>/dev/null; then fat=$disk; continue; fi
+    if [ -z "$exfat" ] && mount -t exfat $disk /mnt/exfat 2>/dev/null; then exfat=$disk; fi
+done
+echo "VITRINE-STICKS fat=$fat exfat=$exfat"
+if [ -n "$exfat" ] && [ -n "$fat" ]; then
+    cp -r /mnt/fat/vitrine /mnt/exfat/ && sync && umount /mnt/exfat && mount -t exfat -o $options $exfat /mnt/exfat
+fi
+grep -E "/mnt/(fat|exfat)" /proc/mounts
+for stick in fat exfat; do
+    vitrine import /mnt/$stick --directory /tmp/data --keys /keys
+    echo "VITRINE-IMPORT $stick rc=$?"
+    current=$(readlink /tmp/data/current)
+    echo "VITRINE-CURRENT $stick $current"
+    vitrine bundle verify /tmp/data/$current --keys /keys
+    echo "VITRINE-VERIFY $stick rc=$?"
+done
+USB
     (cd "$staging" && find . | cpio -o -H newc --quiet) > "$initramfs.tmp"
     mv "$initramfs.tmp" "$initramfs"
     echo "$stamp" > "$cache/initramfs.stamp"
@@ -426,7 +486,17 @@ PY
 
 run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
     local name=$1 started=$SECONDS status=0
-    if [ "$name" = audio ]; then
+    if [ "$name" = usb ]; then
+        if [ ! -s "$usb/fat32.img" ] || [ ! -s "$usb/exfat.img" ]; then
+            say "usb: SKIPPED: no stick images (minisign, dosfstools, mtools and exfatprogs build them)"
+            return 77
+        fi
+        cp "$usb/fat32.img" "$work/fat32.img"
+        cp "$usb/exfat.img" "$work/exfat.img"
+        boot "$name" -device qemu-xhci,id=xhci \
+            -drive if=none,id=fat,file="$work/fat32.img",format=raw -device usb-storage,bus=xhci.0,drive=fat \
+            -drive if=none,id=exfat,file="$work/exfat.img",format=raw -device usb-storage,bus=xhci.0,drive=exfat
+    elif [ "$name" = audio ]; then
         # Intel HDA with QEMU's generic output codec; mixer=off, or the guest starts it muted.
         boot "$name" -audiodev "wav,id=snd0,path=$work/out.wav,out.frequency=48000,out.channels=2,out.format=s16" \
             -device ich9-intel-hda -device hda-output,audiodev=snd0,mixer=off
@@ -481,6 +551,17 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
         ffmpeg -hide_banner -loglevel error -nostdin -y -i "$media/chirp.mp4" -vn -f s16le -ar 48000 -ac 2 "$work/expected.s16"
         compare_audio "$work/out.wav" "$work/expected.s16" || status=1
         ;;
+    usb)
+        wait_for "VITRINE-VERIFY exfat" || { say "usb: the guest never finished the imports"; status=1; }
+        grep -q "VITRINE-STICKS fat=/dev/sd[ab] exfat=/dev/sd[ab]" "$work/serial.log" || { say "usb: the sticks were not both mounted"; status=1; }
+        for stick in fat exfat; do
+            grep -q "VITRINE-IMPORT $stick rc=0" "$work/serial.log" || { say "usb: the import from $stick failed"; status=1; }
+            grep -q "VITRINE-VERIFY $stick rc=0" "$work/serial.log" || { say "usb: the bundle imported from $stick does not verify"; status=1; }
+        done
+        first=$(sed -n 's/.*VITRINE-CURRENT fat //p' "$work/serial.log" | tr -d '\r')
+        second=$(sed -n 's/.*VITRINE-CURRENT exfat //p' "$work/serial.log" | tr -d '\r')
+        { [ -n "$first" ] && [ -n "$second" ] && [ "$first" != "$second" ]; } || { say "usb: current did not switch ($first, $second)"; status=1; }
+        ;;
     master)
         wait_for "VITRINE-EXIT" || status=1
         grep -q "VITRINE-EXIT rc=1" "$work/serial.log" || status=1
@@ -505,7 +586,7 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(pattern rotated flips legacy master badmode play audio)
+[ ${#cases[@]} -gt 0 ] || cases=(pattern rotated flips legacy master badmode play audio usb)
 failed=0
 for name in "${cases[@]}"; do
     set +e; run_case "$name"; status=$?; set -e

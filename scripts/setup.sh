@@ -21,6 +21,8 @@ packages=(
     systemd
     # The KMS proof in a VM.
     qemu-system-x86 qemu-utils debootstrap socat busybox-static e2fsprogs xz-utils cpio kmod
+    # USB stick images for the VM import test (built without mounting).
+    dosfstools mtools exfatprogs
     # Benchmarks.
     mpv hyperfine time
 )
