@@ -29,6 +29,8 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/LebJe/TOMLKit.git", from: "0.6.0"),
         .package(url: "https://github.com/apple/swift-crypto.git", from: "4.0.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.0.0", traits: []),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.29.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
     ],
     targets: [
@@ -93,10 +95,23 @@ let package = Package(
         // Schedule bundles from USB sticks: minisign signatures (libsodium), manifests, the atomic import.
         // SHA-256 comes from swift-crypto (BoringSSL's, with the CPU's SHA instructions): it bounds import speed.
         .target(name: "Bundles", dependencies: ["CSodium", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        // The HTTP inspector: Hummingbird 2 on its own event loops, TLS through swift-nio-ssl.
+        .target(
+            name: "Inspector",
+            dependencies: [
+                "Threading",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict),
         .executableTarget(
             name: "VitrineCLI",
             dependencies: [
-                "MediaTime", "MediaAsset", "MediaSinks", "Playback", "Displays", "Audio", "Scheduling", "ShowRunner", "Config", "Supervisor", "Bundles",
+                "MediaTime", "MediaAsset", "MediaSinks", "Playback", "Displays", "Audio", "Scheduling", "ShowRunner", "Config", "Supervisor", "Bundles", "Inspector", "Threading",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -19,6 +19,55 @@ public struct Configuration: Sendable, Hashable {
     public var audio = Audio()
     /// `[import]`: schedule bundles from USB sticks.
     public var bundles = Bundles()
+    /// `[inspector]`: the HTTP inspector; off unless `listen` is set.
+    public var inspector = Inspector()
+
+    /// `[inspector]`: remote status, logs, screenshot and metrics over HTTP(S) (docs/inspector.md).
+    public struct Inspector: Sendable, Hashable {
+        /// Where to listen; `nil`: the inspector is off.
+        public var listen: ListenAddress?
+        /// The bearer token's file (required with `listen`).
+        public var tokenFile: String?
+        /// PEM certificate chain and key: both, for HTTPS.
+        public var tlsCertificate: String?
+        public var tlsKey: String?
+        /// Plain HTTP on an address other than loopback.
+        public var allowPlainHTTP = false
+
+        public init() {}
+    }
+
+    /// `ADDRESS:PORT` (`127.0.0.1:8080`, `0.0.0.0:8443`, `[::1]:8080`).
+    public struct ListenAddress: Sendable, Hashable, CustomStringConvertible {
+        public var host: String
+        public var port: Int
+
+        public init(host: String, port: Int) {
+            self.host = host
+            self.port = port
+        }
+
+        /// Splits `ADDRESS:PORT` (IPv6 in brackets); `nil` when it is not one.
+        public init?(parsing text: String) {
+            let host: Substring, portText: Substring
+            if text.hasPrefix("[") {
+                guard let close = text.firstIndex(of: "]"), text[text.index(after: close)...].hasPrefix(":") else { return nil }
+                host = text[text.index(after: text.startIndex)..<close]
+                portText = text[text.index(close, offsetBy: 2)...]
+            } else {
+                guard let colon = text.lastIndex(of: ":"), !text[..<colon].contains(":") else { return nil }
+                host = text[..<colon]
+                portText = text[text.index(after: colon)...]
+            }
+            guard !host.isEmpty, let port = Int(portText), (1...65_535).contains(port) else { return nil }
+            self.host = String(host)
+            self.port = port
+        }
+
+        public var isLoopback: Bool { host == "localhost" || host == "::1" || host.hasPrefix("127.") }
+
+        public var description: String { host.contains(":") ? "[\(host)]:\(port)" : "\(host):\(port)" }
+    }
 
     /// `[import]`: where imported bundles live, whose signatures are trusted.
     public struct Bundles: Sendable, Hashable {

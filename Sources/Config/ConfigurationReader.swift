@@ -13,7 +13,8 @@ public enum ConfigurationReader {
         public var isUnreadable: Bool
     }
 
-    static let topKeys = ["schedule", "state_directory", "presentation_log", "display", "audio", "import"]
+    static let topKeys = ["schedule", "state_directory", "presentation_log", "display", "audio", "import", "inspector"]
+    static let inspectorKeys = ["listen", "token_file", "tls_certificate", "tls_key", "allow_plain_http"]
     static let importKeys = ["directory", "trusted_keys", "accept_unsigned", "keep_free_mb"]
     static let displayKeys = ["kind", "connector", "mode", "rotation", "gravity"]
     static let audioKeys = ["enabled", "device", "volume"]
@@ -108,6 +109,30 @@ public enum ConfigurationReader {
                 if let node = bundles["keep_free_mb"], let megabytes = log.integer(node, "keep_free_mb") {
                     if (0...1_000_000).contains(megabytes) { configuration.bundles.keepFreeMegabytes = Int(megabytes) } else {
                         log.error(.outOfRange, node.location, "keep_free_mb must be between 0 and 1000000, not \(megabytes)")
+                    }
+                }
+            }
+            if let node = table["inspector"], let inspector = log.table(node, "inspector") {
+                log.checkKeys(inspector, ConfigurationReader.inspectorKeys, context: "[inspector]")
+                if let node = inspector["listen"], let text = log.string(node, "listen") {
+                    if let address = Configuration.ListenAddress(parsing: text) { configuration.inspector.listen = address } else {
+                        log.error(.invalidValue, node.location, "listen must be ADDRESS:PORT (e.g. \"0.0.0.0:8443\" or \"[::1]:8080\"), not \"\(text)\"")
+                    }
+                }
+                if let node = inspector["token_file"], let text = log.string(node, "token_file") { configuration.inspector.tokenFile = resolved(text) }
+                if let node = inspector["tls_certificate"], let text = log.string(node, "tls_certificate") { configuration.inspector.tlsCertificate = resolved(text) }
+                if let node = inspector["tls_key"], let text = log.string(node, "tls_key") { configuration.inspector.tlsKey = resolved(text) }
+                if let node = inspector["allow_plain_http"], let allow = log.bool(node, "allow_plain_http") { configuration.inspector.allowPlainHTTP = allow }
+                let settings = configuration.inspector
+                if let listen = settings.listen {
+                    if settings.tokenFile == nil {
+                        log.error(.invalidValue, node.location, "[inspector] with listen needs token_file (the bearer token's file)")
+                    }
+                    if (settings.tlsCertificate == nil) != (settings.tlsKey == nil) {
+                        log.error(.invalidValue, node.location, "[inspector] needs both tls_certificate and tls_key, or neither")
+                    } else if settings.tlsCertificate == nil, !listen.isLoopback, !settings.allowPlainHTTP {
+                        log.error(.invalidValue, node.location,
+                                  "[inspector] listens on \(listen) without TLS: the token would cross the network in clear text; set tls_certificate and tls_key, or allow_plain_http = true")
                     }
                 }
             }

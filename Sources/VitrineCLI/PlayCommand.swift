@@ -2,6 +2,7 @@ import ArgumentParser
 import Audio
 import Bundles
 import Config
+import Inspector
 import Supervisor
 import Displays
 import Logging
@@ -149,14 +150,24 @@ struct PlayCommand: AsyncParsableCommand {
         if let configFile {
             // The file fills in what the command line leaves out; then the command runs as if given it all.
             var command = self
-            try command.apply(try Self.readConfiguration(configFile))
+            let configuration = try Self.readConfiguration(configFile)
+            try command.apply(configuration)
             command.configFile = nil
             try command.validate()
-            return try await command.run()
+            return try await command.play(inspector: configuration.inspector, configPath: configFile)
         }
+        try await play(inspector: nil, configPath: nil)
+    }
+
+    /// Plays, with the configuration's inspector when it has one.
+    private func play(inspector: Configuration.Inspector?, configPath: String?) async throws {
         MemoryTuning.keepLargeBuffersMapped()
-        // Native journal entries under systemd, plain lines on a terminal.
-        LoggingSystem.bootstrap { label in JournalLogHandler.standard(label: label) }
+        // Native journal entries under systemd, plain lines on a terminal; the inspector's ring
+        // keeps the recent ones for /api/logs.
+        let logRing = LogRing()
+        LoggingSystem.bootstrap { label in
+            MultiplexLogHandler([JournalLogHandler.standard(label: label), LogRingHandler(label: label, ring: logRing)])
+        }
         let logger = Logger(label: "vitrine.play")
         if simulatedClock || display == "null" { return try await runOnNullSinks() }
         // A schedule is read (and its media probed) before any device is opened.
@@ -214,7 +225,8 @@ struct PlayCommand: AsyncParsableCommand {
 
         let requests = screenshotAt.compactMap { try? ScreenshotRequest(parsing: $0) }
         let screenshots = requests.isEmpty ? nil : ScreenshotTaker(display: screen, requests: requests)
-        let log = ShowLog(writer: writer, screenshots: screenshots)
+        let counters = PlaybackCounters()
+        let log = ShowLog(writer: writer, screenshots: screenshots) { record in counters.count(record) }
         let limit = duration.map { MediaTime(seconds: $0, preferredTimescale: 1000) }
 
         let playback: PlaybackService.Playback
@@ -270,6 +282,22 @@ struct PlayCommand: AsyncParsableCommand {
         var notifications = SystemdService(notifier: notifier, display: screen, log: log)
         if case .show(let show) = playback { notifications.entry = { show.currentEntryName } }
         services.append(notifications)
+        if let inspector, let listen = inspector.listen, let tokenFile = inspector.tokenFile {
+            let sources = InspectorWiring.sources(
+                show: { if case .show(let show) = playback { show } else { nil } }(), display: screen, log: log, counters: counters,
+                audioDevice: noAudio ? nil : (audioDevice ?? "default"), configPath: configPath,
+                state: stateDirectory.map { StateStore(directory: $0) }, logs: logRing)
+            var settings = InspectorSettings(host: listen.host, port: listen.port, tokenFile: tokenFile, tlsCertificate: inspector.tlsCertificate,
+                                             tlsKey: inspector.tlsKey, allowPlainHTTP: inspector.allowPlainHTTP)
+            settings.allowPlainHTTP = inspector.allowPlainHTTP
+            do {
+                services.append(try InspectorServer(settings: settings, sources: sources, logger: Logger(label: "vitrine.inspector")) { port in
+                    Logger(label: "vitrine.inspector").info("inspector listening on \(listen.host):\(port)")
+                })
+            } catch {
+                logger.error("the inspector is off: \(error)")
+            }
+        }
         if case .show(let show) = playback, let importDirectory {
             services.append(ImportFollowService(store: BundleStore(directory: importDirectory), show: show, display: screen,
                                                 logger: Logger(label: "vitrine.import")))

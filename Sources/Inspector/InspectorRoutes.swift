@@ -1,0 +1,113 @@
+import FoundationEssentials
+import Hummingbird
+import Logging
+import NIOCore
+import Threading
+
+/// The endpoints (docs/inspector.md).
+struct InspectorRoutes: Sendable {
+    let sources: InspectorSources
+    let started: ContinuousClock.Instant
+    let screenshots = ScreenshotCache()
+
+    func register(on router: Router<InspectorContext>) {
+        router.get("/healthz") { _, _ in "ok\n" }
+        router.get("/") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/html; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: StatusPage.html)))
+        }
+        router.get("/api/status") { _, _ in
+            try Self.json(await sources.status())
+        }
+        router.get("/api/screenshot.png") { _, _ in
+            let png = try await screenshots.png(from: sources.screenshot)
+            var headers = HTTPFields()
+            headers[.contentType] = "image/png"
+            headers[.cacheControl] = "no-store"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: png)))
+        }
+        router.get("/api/programme") { request, _ in
+            let query = request.uri.queryParameters
+            guard let from = query["from"], let to = query["to"] else {
+                return Self.problem(.badRequest, "give from= and to= (ISO 8601)")
+            }
+            switch await sources.programme(String(from), String(to)) {
+            case .success(let json):
+                var headers = HTTPFields()
+                headers[.contentType] = "application/json"
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: json)))
+            case .failure(let error):
+                return Self.problem(.badRequest, error.description)
+            }
+        }
+        router.get("/api/logs") { request, _ in
+            let query = request.uri.queryParameters
+            let since = query["since"].flatMap { Int($0) } ?? 0
+            let limit = min(query["limit"].flatMap { Int($0) } ?? 500, 10_000)
+            guard let level = Self.level(query["priority"]) else {
+                return Self.problem(.badRequest, "priority must be one of trace, debug, info, notice, warning, error, critical")
+            }
+            return try Self.json(["lines": sources.logs.lines(after: since, minimumLevel: level, limit: limit)])
+        }
+        router.get("/api/logs/stream") { request, _ in
+            let level = Self.level(request.uri.queryParameters["priority"]) ?? .trace
+            let logs = sources.logs
+            var headers = HTTPFields()
+            headers[.contentType] = "text/event-stream"
+            headers[.cacheControl] = "no-store"
+            // Server-Sent Events: the recent tail first, then every new line as it is logged.
+            return Response(status: .ok, headers: headers, body: ResponseBody { writer in
+                let live = logs.subscribe()
+                let encoder = JSONEncoder()
+                var last = 0
+                for line in logs.lines(minimumLevel: level, limit: 100) {
+                    last = line.sequence
+                    try await writer.write(ByteBuffer(string: Self.event(line, encoder)))
+                }
+                for await line in live where line.sequence > last && (Logger.Level(rawValue: line.level) ?? .trace) >= level {
+                    try await writer.write(ByteBuffer(string: Self.event(line, encoder)))
+                }
+                try await writer.finish(nil)
+            })
+        }
+    }
+
+    static func event(_ line: LogRing.Line, _ encoder: JSONEncoder) -> String {
+        let data = (try? encoder.encode(line)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+        return "id: \(line.sequence)\ndata: \(data)\n\n"
+    }
+
+    static func level(_ text: Substring?) -> Logger.Level? {
+        guard let text else { return .trace }
+        return Logger.Level(rawValue: String(text))
+    }
+
+    static func json(_ value: some Encodable) throws -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json"
+        return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
+    }
+
+    static func problem(_ status: HTTPResponse.Status, _ message: String) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "text/plain; charset=utf-8"
+        return Response(status: status, headers: headers, body: .init(byteBuffer: ByteBuffer(string: message + "\n")))
+    }
+}
+
+/// A screenshot is asked of the render thread at most about twice a second; requests in between
+/// share the last one (200 clients polling cost the render thread a few read-backs a second).
+final class ScreenshotCache: Sendable {
+    private let latest = LockedValue<(taken: ContinuousClock.Instant, png: [UInt8])?>(nil)
+    static let interval: Duration = .milliseconds(500)
+
+    func png(from take: @Sendable () async throws -> [UInt8]) async throws -> [UInt8] {
+        if let fresh = latest.withLock({ $0 }), ContinuousClock.now - fresh.taken < Self.interval { return fresh.png }
+        let png = try await take()
+        latest.withLock { $0 = (ContinuousClock.now, png) }
+        return png
+    }
+}

@@ -1,0 +1,65 @@
+/// `GET /api/status`: what the screen is doing. A stable interface: fields are only added.
+public struct InspectorStatus: Codable, Sendable, Hashable {
+    public var version: String
+    public var uptimeSeconds: Double
+    /// The configuration file, when the player runs with one.
+    public var configFile: String?
+    /// The schedule playing, and the SHA-256 of its contents.
+    public var scheduleFile: String?
+    public var scheduleSHA256: String?
+    /// The winning entry (or `fallback`), the playlist item and its media, and where in it.
+    public var entry: String?
+    public var item: Int?
+    public var media: String?
+    public var positionSeconds: Double?
+    /// When the programme next changes (ISO 8601, UTC), if within its horizon.
+    public var nextChange: String?
+    /// The display (`KMS /dev/dri/card0 HDMI-A-1 1920x1080@60`, `headless 1920x1080@60`).
+    public var display: String
+    /// The ALSA device, or `nil` without sound.
+    public var audioDevice: String?
+    public var droppedFrames: Int
+    /// Items that stalled, failed, were retried; pipeline rebuilds; starts of the player and
+    /// runs that ended without an orderly stop (from the state file).
+    public var stalls: Int
+    public var itemFailures: Int
+    public var retries: Int
+    public var pipelineRebuilds: Int
+    public var starts: Int
+    public var uncleanEnds: Int
+    /// The last error lines of the log, newest last.
+    public var lastErrors: [String]
+
+    public init(version: String, uptimeSeconds: Double, display: String) {
+        self.version = version
+        self.uptimeSeconds = uptimeSeconds
+        self.display = display
+        droppedFrames = 0
+        stalls = 0
+        itemFailures = 0
+        retries = 0
+        pipelineRebuilds = 0
+        starts = 0
+        uncleanEnds = 0
+        lastErrors = []
+    }
+}
+
+/// What the inspector reads from the running player; the command line fills it in.
+public struct InspectorSources: Sendable {
+    public var status: @Sendable () async -> InspectorStatus
+    /// The last presented frame as PNG bytes, exactly as scanned out.
+    public var screenshot: @Sendable () async throws -> [UInt8]
+    /// `vitrine programme --json` for the schedule playing, between two ISO 8601 times; a
+    /// message when it cannot be made.
+    public var programme: @Sendable (_ from: String, _ to: String) async -> Result<String, InspectorError>
+    public var logs: LogRing
+
+    public init(status: @escaping @Sendable () async -> InspectorStatus, screenshot: @escaping @Sendable () async throws -> [UInt8],
+                programme: @escaping @Sendable (String, String) async -> Result<String, InspectorError>, logs: LogRing) {
+        self.status = status
+        self.screenshot = screenshot
+        self.programme = programme
+        self.logs = logs
+    }
+}

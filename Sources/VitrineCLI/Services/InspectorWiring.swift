@@ -1,0 +1,92 @@
+import Bundles
+import Displays
+import FoundationEssentials
+import Inspector
+import MediaTime
+import Playback
+import Scheduling
+import ShowRunner
+import Supervisor
+import Threading
+
+/// What the presentation log said so far, counted for the inspector's status.
+final class PlaybackCounters: Sendable {
+    struct Counts: Sendable {
+        var stalls = 0
+        var itemFailures = 0
+        var retries = 0
+        var pipelineRebuilds = 0
+    }
+
+    private let counts = LockedValue(Counts())
+
+    func count(_ record: PresentationRecord) {
+        guard case .event(let event) = record else { return }
+        counts.withLock { counts in
+            switch event.kind {
+            case .stalled, .stall: counts.stalls += 1
+            case .itemFailed, .showItemFailed: counts.itemFailures += 1
+            case .retry: counts.retries += 1
+            case .pipelineRebuilt: counts.pipelineRebuilds += 1
+            default: break
+            }
+        }
+    }
+
+    var current: Counts { counts.withLock { $0 } }
+}
+
+/// Connects the inspector to the running player: its status, screenshots, programme and logs.
+enum InspectorWiring {
+    static func sources(show: ShowRunner?, display: any Display, log: ShowLog, counters: PlaybackCounters, audioDevice: String?,
+                        configPath: String?, state: StateStore?, logs: LogRing) -> InspectorSources {
+        let started = ContinuousClock.now
+        return InspectorSources(
+            status: {
+                var status = InspectorStatus(version: VitrineCommand.configuration.version,
+                                             uptimeSeconds: (ContinuousClock.now - started).seconds, display: display.name)
+                status.configFile = configPath
+                status.audioDevice = audioDevice
+                if let show {
+                    let schedule = show.currentSchedule
+                    status.scheduleFile = schedule.sourcePath
+                    status.scheduleSHA256 = try? FileDigest.sha256(path: schedule.sourcePath)
+                    status.entry = show.currentEntryName
+                    if let now = show.currentScheduleNow() {
+                        status.nextChange = ScheduleResolver(schedule: schedule).resolve(at: now).nextChange?.description
+                    }
+                }
+                if let frame = log.lastPresentedFrame {
+                    status.item = frame.itemIndex
+                    status.media = frame.source
+                    status.positionSeconds = frame.presentationTime.seconds
+                    status.droppedFrames = frame.droppedFrames
+                }
+                let counts = counters.current
+                status.stalls = counts.stalls
+                status.itemFailures = counts.itemFailures
+                status.retries = counts.retries
+                status.pipelineRebuilds = counts.pipelineRebuilds
+                if let saved = try? state?.load() {
+                    status.starts = saved.starts
+                    status.uncleanEnds = saved.uncleanEnds
+                }
+                status.lastErrors = logs.lines(minimumLevel: .error, limit: 10).map { "\($0.label): \($0.message)" }
+                return status
+            },
+            screenshot: { try display.screenshot().pngData() },
+            programme: { from, to in
+                guard let show else { return .failure(InspectorError("no schedule is playing")) }
+                let schedule = show.currentSchedule
+                guard let start = schedule.timeZone.parseInstant(from), let end = schedule.timeZone.parseInstant(to), start < end else {
+                    return .failure(InspectorError("from and to must be ISO 8601 times, from before to"))
+                }
+                return .success(ProgrammeReport(schedule: schedule, from: start, to: end, entriesOnly: false).json())
+            },
+            logs: logs)
+    }
+}
+
+extension Duration {
+    var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}

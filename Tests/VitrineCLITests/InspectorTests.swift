@@ -1,0 +1,187 @@
+import ChildProcesses
+import Foundation
+import Testing
+
+/// The inspector inside a playing `vitrine play --config`, answered by a real HTTP server and
+/// asked with curl: the token rules, every endpoint, TLS, the limits.
+@Suite("Inspector over HTTP", .enabled(if: CommandRunner.canRun && CommandRunner.hasTool("curl") && CommandRunner.hasTool("openssl"),
+                                         "needs curl, openssl, FFmpeg's tools and the fixtures"))
+struct InspectorTests {
+    static let token = "test-token-0123456789abcdef"
+
+    /// A player with the inspector on 127.0.0.1 (plain HTTP, or HTTPS with a fresh certificate).
+    final class Player {
+        let folder: String
+        let port: UInt16
+        let process: ChildProcess
+        let scheme: String
+        let certificate: String
+
+        init(tls: Bool = false) throws {
+            folder = try CommandRunner.temporaryDirectory("inspector")
+            port = try FreePort.find()
+            certificate = folder + "/inspector.crt"
+            try InspectorTests.token.write(toFile: folder + "/token", atomically: true, encoding: .utf8)
+            chmod(folder + "/token", 0o600)
+            var tlsLines = ""
+            if tls {
+                let made = try CommandRunner.run("openssl", [
+                    "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256", "-nodes", "-days", "2",
+                    "-subj", "/CN=127.0.0.1", "-addext", "subjectAltName=IP:127.0.0.1",
+                    "-keyout", folder + "/inspector.key", "-out", certificate,
+                ])
+                guard made.status == 0 else { throw POSIXError(.EIO) }
+                tlsLines = "tls_certificate = \"\(certificate)\"\ntls_key = \"\(folder)/inspector.key\"\n"
+            }
+            scheme = tls ? "https" : "http"
+            try "version = 1\nfallback = \"loop\"\n[[playlists.loop.items]]\nvideo = \"\(CommandRunner.fixture("queue1.mp4"))\"\n"
+                .write(toFile: folder + "/show.toml", atomically: true, encoding: .utf8)
+            try """
+                schedule = "show.toml"
+                state_directory = "\(folder)/state"
+                [display]
+                kind = "headless"
+                mode = "320x240@25"
+                [audio]
+                enabled = false
+                [import]
+                directory = "\(folder)/bundles"
+                [inspector]
+                listen = "127.0.0.1:\(port)"
+                token_file = "token"
+                \(tlsLines)
+                """.write(toFile: folder + "/vitrine.toml", atomically: true, encoding: .utf8)
+            process = try ChildProcess(executable: CommandRunner.vitrine!, arguments: ["play", "--config", folder + "/vitrine.toml"],
+                                       standardError: folder + "/errors.txt")
+            // Ready when /healthz answers (generous deadline: a slow machine builds the display first).
+            let deadline = Date().addingTimeInterval(90)
+            while Date() < deadline {
+                if let answer = try? get("/healthz", token: nil), answer.status == 200 { return }
+                usleep(100_000)
+            }
+            throw POSIXError(.ETIMEDOUT)
+        }
+
+        deinit {
+            process.terminate(SIGKILL)
+            try? FileManager.default.removeItem(atPath: folder)
+        }
+
+        struct Answer {
+            var status: Int
+            var body: Data
+            var headers: String
+        }
+
+        /// curl GET: status, body, headers (every request has a 10 s limit).
+        func get(_ path: String, token: String? = InspectorTests.token, extra: [String] = []) throws -> Answer {
+            let body = folder + "/body-\(UUID().uuidString)"
+            defer { try? FileManager.default.removeItem(atPath: body) }
+            var arguments = ["-s", "--max-time", "10", "-o", body, "-D", "-", "-w", "\n%{http_code}"]
+            if scheme == "https" { arguments += ["--cacert", certificate] }
+            if let token { arguments += ["-H", "Authorization: Bearer \(token)"] }
+            arguments += extra + ["\(scheme)://127.0.0.1:\(port)\(path)"]
+            let result = try CommandRunner.run("curl", arguments)
+            let status = Int(result.stdout.split(separator: "\n").last ?? "") ?? 0
+            return Answer(status: status, body: (try? Data(contentsOf: URL(fileURLWithPath: body))) ?? Data(), headers: result.stdout)
+        }
+
+        func json(_ path: String) throws -> [String: Any] {
+            let answer = try get(path)
+            return (try JSONSerialization.jsonObject(with: answer.body) as? [String: Any]) ?? [:]
+        }
+    }
+
+    @Test("without a token 401, a wrong one 403, the right one 200; /healthz and the page need none")
+    func tokens() throws {
+        let player = try Player()
+        #expect(try player.get("/healthz", token: nil).status == 200)
+        #expect(try player.get("/", token: nil).status == 200)
+        let missing = try player.get("/api/status", token: nil)
+        #expect(missing.status == 401)
+        #expect(missing.headers.lowercased().contains("www-authenticate: bearer"))
+        #expect(try player.get("/api/status", token: "wrong-token-xxxxxxxxxx").status == 403)
+        #expect(try player.get("/api/status").status == 200)
+    }
+
+    @Test("status, screenshot, logs, log stream and programme answer with what the player does")
+    func endpoints() throws {
+        let player = try Player()
+        // The status names the playing media once the first frame is up.
+        var status: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            status = try player.json("/api/status")
+            if (status["media"] as? String)?.hasSuffix("queue1.mp4") == true { break }
+            usleep(100_000)
+        }
+        #expect((status["media"] as? String)?.hasSuffix("queue1.mp4") == true, "\(status)")
+        #expect((status["display"] as? String)?.contains("headless 320x240") == true)
+        #expect(status["entry"] as? String == "fallback")
+        #expect((status["scheduleSHA256"] as? String)?.count == 64)
+        #expect(status["version"] as? String != nil)
+
+        let shot = try player.get("/api/screenshot.png")
+        #expect(shot.status == 200)
+        #expect(shot.body.prefix(8) == Data([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]))
+        // IHDR: width and height, big-endian, at bytes 16 and 20.
+        let bytes = [UInt8](shot.body)
+        if bytes.count > 24 {
+            let width = bytes[16..<20].reduce(0) { $0 << 8 | Int($1) }, height = bytes[20..<24].reduce(0) { $0 << 8 | Int($1) }
+            #expect(width == 320 && height == 240)
+        }
+
+        let logs = try player.json("/api/logs?limit=50")
+        let lines = logs["lines"] as? [[String: Any]] ?? []
+        #expect(lines.contains { ($0["message"] as? String ?? "").contains("in effect") }, "\(lines.prefix(5))")
+        #expect(try player.get("/api/logs?priority=loud").status == 400)
+
+        // The stream: the recent tail as Server-Sent Events, then it stays open (curl ends it).
+        let stream = try player.get("/api/logs/stream", extra: ["--max-time", "2"])
+        #expect(stream.headers.contains("text/event-stream"))
+        #expect(String(decoding: stream.body, as: UTF8.self).contains("data: {"))
+
+        let programme = try player.json("/api/programme?from=2026-01-01T00:00:00Z&to=2026-01-01T00:00:10Z")
+        #expect(programme["changes"] != nil, "\(programme)")
+        #expect(try player.get("/api/programme").status == 400)
+    }
+
+    @Test("ten wrong tokens from one address: the eleventh request is refused with 429")
+    func lockout() throws {
+        let player = try Player()
+        for _ in 0..<10 { #expect(try player.get("/api/status", token: "wrong-token-xxxxxxxxxx").status == 403) }
+        let refused = try player.get("/api/status")
+        #expect(refused.status == 429)
+        #expect(refused.headers.lowercased().contains("retry-after"))
+    }
+
+    @Test("oversized headers are refused and the server goes on answering")
+    func limits() throws {
+        let player = try Player()
+        let big = String(repeating: "x", count: 64 * 1024)
+        let answer = try player.get("/api/status", extra: ["-H", "X-Padding: \(big)"])
+        #expect(answer.status != 200)
+        #expect(try player.get("/api/status").status == 200)
+    }
+
+    @Test("HTTPS with the configured certificate; plain HTTP to it gets no answer")
+    func tls() throws {
+        let player = try Player(tls: true)
+        #expect(try player.get("/api/status").status == 200)
+        let plain = try CommandRunner.run("curl", ["-s", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}",
+                                                   "http://127.0.0.1:\(player.port)/healthz"])
+        #expect(plain.stdout != "200")
+    }
+
+    @Test("the configuration refuses plain HTTP on a network address unless allow_plain_http says so")
+    func plainHTTPRefused() throws {
+        let folder = try CommandRunner.temporaryDirectory("inspector-config")
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        try "[inspector]\nlisten = \"0.0.0.0:8080\"\ntoken_file = \"token\"\n".write(toFile: folder + "/vitrine.toml", atomically: true, encoding: .utf8)
+        let result = try CommandRunner.vitrine(["validate", "--config", folder + "/vitrine.toml"])
+        #expect(result.status == 1)
+        #expect(result.stdout.contains("vitrine.toml:1:1: error: [inspector] listens on 0.0.0.0:8080 without TLS"), "\(result.stdout)")
+        try "[inspector]\nlisten = \"0.0.0.0:8080\"\ntoken_file = \"token\"\nallow_plain_http = true\n".write(toFile: folder + "/vitrine.toml", atomically: true, encoding: .utf8)
+        #expect(try CommandRunner.vitrine(["validate", "--config", folder + "/vitrine.toml"]).status == 0)
+    }
+}
