@@ -17,6 +17,8 @@ packages=(
     pulseaudio pulseaudio-utils
     # Signing and checking schedule bundles as operators do.
     minisign
+    # The inspector's tests: an HTTP client, certificates, the Prometheus linter.
+    curl openssl prometheus
     # The service unit's checks (systemd-analyze verify and security).
     systemd
     # The KMS proof in a VM.

@@ -17,6 +17,11 @@ struct InspectorRoutes: Sendable {
             headers[.contentType] = "text/html; charset=utf-8"
             return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(string: StatusPage.html)))
         }
+        router.get("/metrics") { _, _ in
+            var headers = HTTPFields()
+            headers[.contentType] = "text/plain; version=0.0.4; charset=utf-8"
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: sources.metrics())))
+        }
         router.get("/api/status") { _, _ in
             try Self.json(await sources.status())
         }

@@ -54,12 +54,16 @@ public struct InspectorSources: Sendable {
     /// message when it cannot be made.
     public var programme: @Sendable (_ from: String, _ to: String) async -> Result<String, InspectorError>
     public var logs: LogRing
+    /// The Prometheus text exposition (`GET /metrics`).
+    public var metrics: @Sendable () -> [UInt8]
 
     public init(status: @escaping @Sendable () async -> InspectorStatus, screenshot: @escaping @Sendable () async throws -> [UInt8],
-                programme: @escaping @Sendable (String, String) async -> Result<String, InspectorError>, logs: LogRing) {
+                programme: @escaping @Sendable (String, String) async -> Result<String, InspectorError>, logs: LogRing,
+                metrics: @escaping @Sendable () -> [UInt8]) {
         self.status = status
         self.screenshot = screenshot
         self.programme = programme
         self.logs = logs
+        self.metrics = metrics
     }
 }

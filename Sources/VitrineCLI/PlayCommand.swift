@@ -226,7 +226,13 @@ struct PlayCommand: AsyncParsableCommand {
         let requests = screenshotAt.compactMap { try? ScreenshotRequest(parsing: $0) }
         let screenshots = requests.isEmpty ? nil : ScreenshotTaker(display: screen, requests: requests)
         let counters = PlaybackCounters()
-        let log = ShowLog(writer: writer, screenshots: screenshots) { record in counters.count(record) }
+        let saved = stateDirectory.flatMap { try? StateStore(directory: $0).load() }
+        let metrics = PlaybackMetrics(version: VitrineCommand.configuration.version, starts: (saved?.starts ?? 0) + 1,
+                                      uncleanEnds: (saved?.uncleanEnds ?? 0) + (saved?.running == true ? 1 : 0))
+        let log = ShowLog(writer: writer, screenshots: screenshots) { record in
+            counters.count(record)
+            metrics.record(record)
+        }
         let limit = duration.map { MediaTime(seconds: $0, preferredTimescale: 1000) }
 
         let playback: PlaybackService.Playback
@@ -284,7 +290,7 @@ struct PlayCommand: AsyncParsableCommand {
         services.append(notifications)
         if let inspector, let listen = inspector.listen, let tokenFile = inspector.tokenFile {
             let sources = InspectorWiring.sources(
-                show: { if case .show(let show) = playback { show } else { nil } }(), display: screen, log: log, counters: counters,
+                show: { if case .show(let show) = playback { show } else { nil } }(), display: screen, log: log, counters: counters, metrics: metrics,
                 audioDevice: noAudio ? nil : (audioDevice ?? "default"), configPath: configPath,
                 state: stateDirectory.map { StateStore(directory: $0) }, logs: logRing)
             var settings = InspectorSettings(host: listen.host, port: listen.port, tokenFile: tokenFile, tlsCertificate: inspector.tlsCertificate,

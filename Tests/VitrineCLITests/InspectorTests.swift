@@ -146,6 +146,28 @@ struct InspectorTests {
         #expect(try player.get("/api/programme").status == 400)
     }
 
+    @Test("/metrics is Prometheus text that promtool accepts, counting presented frames and the frame interval",
+          .enabled(if: CommandRunner.hasTool("promtool"), "needs promtool (Debian's prometheus package)"))
+    func metrics() throws {
+        let player = try Player()
+        #expect(try player.get("/metrics", token: nil).status == 401)
+        // Wait for a second of frames, then look.
+        var text = ""
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            text = String(decoding: try player.get("/metrics").body, as: UTF8.self)
+            if let line = text.split(separator: "\n").first(where: { $0.hasPrefix("vitrine_frames_presented_total ") }),
+               let value = Double(line.split(separator: " ").last ?? ""), value >= 25 { break }
+            usleep(100_000)
+        }
+        #expect(text.contains("# TYPE vitrine_frames_presented_total counter"))
+        #expect(text.contains("vitrine_frame_interval_seconds_bucket{le=\"0.0334\"}") || text.contains("vitrine_frame_interval_seconds_bucket{le=\"0.04\"}"), "\(text)")
+        #expect(text.contains("vitrine_build_info{version="))
+        try text.write(toFile: player.folder + "/metrics.txt", atomically: true, encoding: .utf8)
+        let check = try CommandRunner.run("sh", ["-c", "promtool check metrics < '\(player.folder)/metrics.txt'"])
+        #expect(check.status == 0, "promtool: \(check.stdout) \(check.stderr)")
+    }
+
     @Test("ten wrong tokens from one address: the eleventh request is refused with 429")
     func lockout() throws {
         let player = try Player()

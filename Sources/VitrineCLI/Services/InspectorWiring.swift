@@ -38,8 +38,8 @@ final class PlaybackCounters: Sendable {
 
 /// Connects the inspector to the running player: its status, screenshots, programme and logs.
 enum InspectorWiring {
-    static func sources(show: ShowRunner?, display: any Display, log: ShowLog, counters: PlaybackCounters, audioDevice: String?,
-                        configPath: String?, state: StateStore?, logs: LogRing) -> InspectorSources {
+    static func sources(show: ShowRunner?, display: any Display, log: ShowLog, counters: PlaybackCounters, metrics: PlaybackMetrics,
+                        audioDevice: String?, configPath: String?, state: StateStore?, logs: LogRing) -> InspectorSources {
         let started = ContinuousClock.now
         return InspectorSources(
             status: {
@@ -83,7 +83,8 @@ enum InspectorWiring {
                 }
                 return .success(ProgrammeReport(schedule: schedule, from: start, to: end, entriesOnly: false).json())
             },
-            logs: logs)
+            logs: logs,
+            metrics: { metrics.exposition() })
     }
 }
 

@@ -1,0 +1,84 @@
+import MediaTime
+import Playback
+import Prometheus
+import Threading
+
+/// The player's Prometheus metrics (`GET /metrics`, docs/inspector.md): swift-prometheus's
+/// collectors (which are swift-metrics handlers), fed from the presentation log's records as they
+/// happen, each with its help text.
+final class PlaybackMetrics: Sendable {
+    let registry: PrometheusCollectorRegistry
+    private let framesPresented: Counter
+    private let framesDropped: Counter
+    private let stalls: Counter
+    private let itemFailures: Counter
+    private let retries: Counter
+    private let pipelineRebuilds: Counter
+    private let itemsStarted: Counter
+    private let frameInterval: ValueHistogram
+    private let avOffset: ValueHistogram
+    private let uptime: Gauge
+    private let last = LockedValue<(presented: MediaTime?, dropped: Int)>((nil, 0))
+    private let started = ContinuousClock.now
+
+    /// Makes the collectors, and the build-info and restart figures.
+    init(version: String, starts: Int, uncleanEnds: Int) {
+        let registry = PrometheusCollectorRegistry()
+        self.registry = registry
+        func counter(_ name: String, _ help: String) -> Counter {
+            registry.makeCounter(descriptor: MetricNameDescriptor(namespace: "vitrine", metricName: name, unitName: "total", helpText: help))
+        }
+        func gauge(_ name: String, _ unit: String, _ help: String, labels: [(String, String)] = []) -> Gauge {
+            registry.makeGauge(descriptor: MetricNameDescriptor(namespace: "vitrine", metricName: name, unitName: unit, helpText: help), labels: labels)
+        }
+        framesPresented = counter("frames_presented", "Frames that became visible on the display.")
+        framesDropped = counter("frames_dropped", "Frames decoded but never presented (late).")
+        stalls = counter("stalls", "Times playback ran out of frames (the engine's stalled and the supervisor's stall).")
+        itemFailures = counter("item_failures", "Items that could not be opened or decoded, or stopped before their end.")
+        retries = counter("item_retries", "Retries of failed or stalled items by the supervisor.")
+        pipelineRebuilds = counter("pipeline_rebuilds", "Times the playback engine was rebuilt inside the process.")
+        itemsStarted = counter("items_started", "Items whose first frame was presented.")
+        frameInterval = registry.makeValueHistogram(
+            descriptor: MetricNameDescriptor(namespace: "vitrine", metricName: "frame_interval", unitName: "seconds",
+                                             helpText: "Time between two presented frames."),
+            buckets: [0.004, 0.008, 0.0125, 0.0167, 0.02, 0.025, 0.0334, 0.04, 0.05, 0.1, 0.25, 1])
+        avOffset = registry.makeValueHistogram(
+            descriptor: MetricNameDescriptor(namespace: "vitrine", metricName: "av_offset", unitName: "seconds",
+                                             helpText: "Audio clock minus the presented frame's time, when audio is the master clock."),
+            buckets: [-0.1, -0.05, -0.02, -0.01, -0.005, 0, 0.005, 0.01, 0.02, 0.05, 0.1])
+        uptime = gauge("uptime", "seconds", "How long this run of the player has lasted.")
+        gauge("build", "info", "The player's version (the value is always 1).", labels: [("version", version)]).set(to: 1)
+        gauge("starts", "", "Runs of the player, from the state file.").set(Int64(starts))
+        gauge("unclean_ends", "", "Runs that ended without an orderly stop (crash, kill, power cut), from the state file.").set(Int64(uncleanEnds))
+    }
+
+    /// Takes one presentation record (on the render thread: counts and hands on, nothing more).
+    func record(_ record: PresentationRecord) {
+        switch record {
+        case .frame(let frame):
+            framesPresented.increment()
+            let (interval, newlyDropped): (MediaTime?, Int) = last.withLock { last in
+                defer { last = (frame.presentedAt, frame.droppedFrames) }
+                return (last.presented.map { frame.presentedAt - $0 }, max(0, frame.droppedFrames - last.dropped))
+            }
+            if let interval { frameInterval.record(interval.seconds) }
+            if newlyDropped > 0 { framesDropped.increment(by: Int64(newlyDropped)) }
+            if let audio = frame.audioClock { avOffset.record((audio - frame.presentationTime).seconds) }
+        case .event(let event):
+            switch event.kind {
+            case .stalled, .stall: stalls.increment()
+            case .itemFailed, .showItemFailed: itemFailures.increment()
+            case .retry: retries.increment()
+            case .pipelineRebuilt: pipelineRebuilds.increment()
+            case .itemReady: itemsStarted.increment()
+            default: break
+            }
+        }
+    }
+
+    /// The Prometheus text exposition.
+    func exposition() -> [UInt8] {
+        uptime.set((ContinuousClock.now - started).seconds)
+        return registry.emitToBuffer()
+    }
+}
