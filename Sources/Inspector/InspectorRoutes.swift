@@ -46,6 +46,19 @@ struct InspectorRoutes: Sendable {
                 return Self.problem(.badRequest, error.description)
             }
         }
+        router.get("/api/proof-of-play") { request, _ in
+            let query = request.uri.queryParameters
+            let format = query["format"].map(String.init) ?? "json"
+            guard format == "json" || format == "csv" else { return Self.problem(.badRequest, "format must be json or csv") }
+            switch await sources.proofOfPlay(query["from"].map(String.init), query["to"].map(String.init), format == "csv") {
+            case .success(let (type, bytes)):
+                var headers = HTTPFields()
+                headers[.contentType] = type
+                return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: bytes)))
+            case .failure(let error):
+                return Self.problem(.badRequest, error.description)
+            }
+        }
         router.get("/api/logs") { request, _ in
             let query = request.uri.queryParameters
             let since = query["since"].flatMap { Int($0) } ?? 0

@@ -56,10 +56,15 @@ public struct InspectorSources: Sendable {
     public var logs: LogRing
     /// The Prometheus text exposition (`GET /metrics`).
     public var metrics: @Sendable () -> [UInt8]
+    /// Proof of play between two ISO 8601 times (either may be open), as CSV or JSON: the content
+    /// type and the bytes, or why not.
+    public var proofOfPlay: @Sendable (_ from: String?, _ to: String?, _ csv: Bool) async -> Result<(String, [UInt8]), InspectorError>
 
     public init(status: @escaping @Sendable () async -> InspectorStatus, screenshot: @escaping @Sendable () async throws -> [UInt8],
                 programme: @escaping @Sendable (String, String) async -> Result<String, InspectorError>, logs: LogRing,
-                metrics: @escaping @Sendable () -> [UInt8]) {
+                metrics: @escaping @Sendable () -> [UInt8],
+                proofOfPlay: @escaping @Sendable (String?, String?, Bool) async -> Result<(String, [UInt8]), InspectorError>) {
+        self.proofOfPlay = proofOfPlay
         self.status = status
         self.screenshot = screenshot
         self.programme = programme

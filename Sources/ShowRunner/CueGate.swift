@@ -62,6 +62,9 @@ struct ItemPlan: Sendable {
     var gravity: VideoGravity
     /// 0...1, applied to the soundtrack when the item becomes current.
     var volume: Float = 1
+    /// Where the item sits in the programme (for `item-started`), once registered.
+    var entry: String?
+    var programmeItem: ProgrammeItem?
 }
 
 /// Sits between the engine and the display (a ``VideoSink`` to the engine, a ``VideoFrameSource`` to the
@@ -237,9 +240,11 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
         // The engine logs the frame first; show events about it follow.
         inner?.didPresent(frameID: frameID, at: tick)
         let frame = log.lastPresentedFrame
+        var started: ItemPlan?
         let events: [(PresentationEvent.Kind, String)] = state.withLock { state in
             if state.frameOfCurrent.remove(frameID) != nil, state.firstPresented == nil, let frame {
                 state.firstPresented = (frame.presentationTime, tick.hostTime)
+                started = state.plan
             }
             // Events of frames that were handed out but never presented move to this one.
             var events: [(PresentationEvent.Kind, String)] = []
@@ -247,6 +252,13 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
                 events += state.waiting.removeValue(forKey: key) ?? []
             }
             return events
+        }
+        if let started, let item = started.programmeItem {
+            // The programme's item is on screen: proof of play starts from this line.
+            log.record(.event(PresentationEvent(
+                kind: .itemStarted, itemIndex: frame?.itemIndex ?? -1, source: frame?.source ?? item.source, time: frame?.presentationTime,
+                at: tick.hostTime, reason: nil, detail: item.description, entry: started.entry, playlist: item.playlist,
+                playlistIndex: item.index)))
         }
         for (kind, label) in events {
             log.event(kind, time: frame?.presentationTime, at: tick.hostTime, detail: label)

@@ -42,11 +42,12 @@ public final class ShowLog: Sendable {
 
     /// Records a show event about the item of the last presented frame.
     func event(_ kind: PresentationEvent.Kind, time: MediaTime?, at: MediaTime, detail: String? = nil, reason: String? = nil,
-               attempt: Int? = nil, delay: MediaTime? = nil) {
+               attempt: Int? = nil, delay: MediaTime? = nil, programme: (entry: String, item: ProgrammeItem)? = nil) {
         let frame = lastPresentedFrame
         record(.event(PresentationEvent(
             kind: kind, itemIndex: frame?.itemIndex ?? -1, source: frame?.source ?? "", time: time, at: at,
-            reason: reason, detail: detail, attempt: attempt, delay: delay)))
+            reason: reason, detail: detail, attempt: attempt, delay: delay, entry: programme?.entry, playlist: programme?.item.playlist,
+            playlistIndex: programme?.item.index)))
     }
 
     /// Flushes and closes the log file.

@@ -34,7 +34,8 @@ extension ShowRunner {
             }
             hold = .none
             probation = nil
-            log.event(.skip, time: nil, at: MonotonicClock().now(), detail: held.1.programmeItem.description)
+            log.event(.skip, time: nil, at: MonotonicClock().now(), detail: held.1.programmeItem.description,
+                      reason: "its retries are spent", programme: (held.1.entryName, held.1.programmeItem))
             logger.error("skipping \(held.1.programmeItem)")
             if let item = held.0 { player.remove(item) }
             if fallbackRun == nil, player.items().isEmpty {
@@ -90,7 +91,8 @@ extension ShowRunner {
         hold = .deciding(item, placement)
         probation = nil
         watch = nil
-        log.event(.showItemFailed, time: nil, at: MonotonicClock().now(), detail: placement.programmeItem.description, reason: reason)
+        log.event(.showItemFailed, time: nil, at: MonotonicClock().now(), detail: placement.programmeItem.description, reason: reason,
+                  programme: (placement.entryName, placement.programmeItem))
         logger.error("\(placement.programmeItem) failed: \(reason)")
         report(.itemFailed(placement.programmeItem, reason: reason))
     }

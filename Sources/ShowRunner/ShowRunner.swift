@@ -480,6 +480,8 @@ public final class ShowRunner: @unchecked Sendable {
             logger.warning("\($0)")
         }
         if configuration.gravity != nil { plan.gravity = gravity }
+        plan.entry = placement.entryName
+        plan.programmeItem = placement.programmeItem
         gate.setPlan(plan, for: item)
         placements[ObjectIdentifier(item)] = placement
     }

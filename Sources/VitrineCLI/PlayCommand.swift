@@ -229,9 +229,15 @@ struct PlayCommand: AsyncParsableCommand {
         let saved = stateDirectory.flatMap { try? StateStore(directory: $0).load() }
         let metrics = PlaybackMetrics(version: VitrineCommand.configuration.version, starts: (saved?.starts ?? 0) + 1,
                                       uncleanEnds: (saved?.uncleanEnds ?? 0) + (saved?.running == true ? 1 : 0))
+        // Proof of play, kept with the player's state (a schedule's items, on screen).
+        let proofOfPlay = (isSchedule ? stateDirectory : nil).map { directory in
+            _ = mkdir(directory, 0o700)
+            return ProofOfPlay(directory: directory) { media in media.contains("://") ? nil : try? FileDigest.sha256(path: media) }
+        }
         let log = ShowLog(writer: writer, screenshots: screenshots) { record in
             counters.count(record)
             metrics.record(record)
+            proofOfPlay?.record(record)
         }
         let limit = duration.map { MediaTime(seconds: $0, preferredTimescale: 1000) }
 
@@ -275,7 +281,10 @@ struct PlayCommand: AsyncParsableCommand {
 
         // Started in this order, stopped the other way round on SIGTERM/SIGINT, at the end or after
         // --duration: playback, then the screen (restored on KMS), the sound (the PCM drained), the log.
-        var services: [any Service] = [PresentationLogService { log.close() }]
+        var services: [any Service] = [PresentationLogService {
+            proofOfPlay?.close()
+            log.close()
+        }]
         if let output {
             let input = soundtrack
             services.append(AudioService(output: output) {
@@ -291,6 +300,7 @@ struct PlayCommand: AsyncParsableCommand {
         if let inspector, let listen = inspector.listen, let tokenFile = inspector.tokenFile {
             let sources = InspectorWiring.sources(
                 show: { if case .show(let show) = playback { show } else { nil } }(), display: screen, log: log, counters: counters, metrics: metrics,
+                proofOfPlay: proofOfPlay,
                 audioDevice: noAudio ? nil : (audioDevice ?? "default"), configPath: configPath,
                 state: stateDirectory.map { StateStore(directory: $0) }, logs: logRing)
             var settings = InspectorSettings(host: listen.host, port: listen.port, tokenFile: tokenFile, tlsCertificate: inspector.tlsCertificate,

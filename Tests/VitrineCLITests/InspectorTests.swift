@@ -35,10 +35,12 @@ struct InspectorTests {
             }
             scheme = tls ? "https" : "http"
             try "version = 1\nfallback = \"loop\"\n[[playlists.loop.items]]\nvideo = \"\(CommandRunner.fixture("queue1.mp4"))\"\n"
+                .appending("[[playlists.loop.items]]\nvideo = \"\(CommandRunner.fixture("queue2.mp4"))\"\n")
                 .write(toFile: folder + "/show.toml", atomically: true, encoding: .utf8)
             try """
                 schedule = "show.toml"
                 state_directory = "\(folder)/state"
+                presentation_log = "\(folder)/log.jsonl"
                 [display]
                 kind = "headless"
                 mode = "320x240@25"
@@ -112,10 +114,10 @@ struct InspectorTests {
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             status = try player.json("/api/status")
-            if (status["media"] as? String)?.hasSuffix("queue1.mp4") == true { break }
+            if (status["media"] as? String)?.hasSuffix(".mp4") == true { break }
             usleep(100_000)
         }
-        #expect((status["media"] as? String)?.hasSuffix("queue1.mp4") == true, "\(status)")
+        #expect((status["media"] as? String)?.hasSuffix(".mp4") == true, "\(status)")
         #expect((status["display"] as? String)?.contains("headless 320x240") == true)
         #expect(status["entry"] as? String == "fallback")
         #expect((status["scheduleSHA256"] as? String)?.count == 64)
@@ -166,6 +168,40 @@ struct InspectorTests {
         try text.write(toFile: player.folder + "/metrics.txt", atomically: true, encoding: .utf8)
         let check = try CommandRunner.run("sh", ["-c", "promtool check metrics < '\(player.folder)/metrics.txt'"])
         #expect(check.status == 0, "promtool: \(check.stdout) \(check.stderr)")
+    }
+
+    @Test("proof of play agrees with the presentation log item by item; CSV has the same rows")
+    func proofOfPlay() throws {
+        let player = try Player()
+        // Three items ended (2 s each), then ask.
+        let log = MediaFaultTests.wait(for: player.folder + "/log.jsonl", deadline: 120) { records in
+            records.filter { $0["event"] as? String == "item_ended" }.count >= 3
+        }
+        let answer = try player.json("/api/proof-of-play")
+        let records = answer["records"] as? [[String: Any]] ?? []
+        let completed = records.filter { $0["outcome"] as? String == "completed" }
+        try #require(completed.count >= 3, "\(records)")
+        let frames = log.filter { $0["type"] as? String == "frame" }
+        for record in completed {
+            let item = record["item"] as? Int ?? -99
+            let shown = frames.filter { $0["item"] as? Int == item }
+            #expect(record["framesPresented"] as? Int == shown.count, "item \(item)")
+            #expect(record["media"] as? String == shown.first?["source"] as? String)
+            #expect(record["entry"] as? String == "fallback")
+            #expect(record["playlist"] as? String == "loop")
+            #expect((record["mediaSHA256"] as? String)?.count == 64)
+        }
+        // Starts are the first frames' presentation times, on the wall clock: their spacing matches.
+        for (a, b) in zip(completed, completed.dropFirst()) {
+            let firstA = frames.first { $0["item"] as? Int == a["item"] as? Int }?["presented_ns"] as? Int ?? 0
+            let firstB = frames.first { $0["item"] as? Int == b["item"] as? Int }?["presented_ns"] as? Int ?? 0
+            let spacing = (b["startNanoseconds"] as? Int ?? 0) - (a["startNanoseconds"] as? Int ?? 0)
+            #expect(abs(spacing - (firstB - firstA)) < 5_000_000, "record spacing \(spacing) ns, log spacing \(firstB - firstA) ns")
+        }
+        let csv = String(decoding: try player.get("/api/proof-of-play?format=csv").body, as: UTF8.self)
+        #expect(csv.hasPrefix("item,entry,playlist,playlist_index,media,media_sha256,start,end,outcome"))
+        #expect(csv.split(separator: "\n").count >= completed.count + 1)
+        #expect(try player.get("/api/proof-of-play?from=yesterday").status == 400)
     }
 
     @Test("ten wrong tokens from one address: the eleventh request is refused with 429")

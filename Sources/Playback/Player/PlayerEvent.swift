@@ -96,6 +96,9 @@ public struct PresentationEvent: Sendable, Hashable {
         case fallback
         /// The engine (player, its threads and outputs' connections) was built again inside the process.
         case pipelineRebuilt = "pipeline-rebuilt"
+        /// A schedule's item presented its first frame (``PresentationEvent/entry``,
+        /// ``PresentationEvent/playlist``, ``PresentationEvent/playlistIndex`` say which): proof of play.
+        case itemStarted = "item-started"
         /// The wall clock jumped (``PresentationEvent/delay`` by how much): the show resolved its programme again.
         case clockStepped = "clock-step"
     }
@@ -115,10 +118,17 @@ public struct PresentationEvent: Sendable, Hashable {
     public var attempt: Int?
     /// How long: the wait before a `retry`, the time without a new frame for a `stall`.
     public var delay: MediaTime?
+    /// `item-started`: the schedule entry (or `fallback`), the playlist and the item's index in it.
+    public var entry: String?
+    public var playlist: String?
+    public var playlistIndex: Int?
 
     public init(kind: Kind, itemIndex: Int, source: String, time: MediaTime?, at: MediaTime, reason: String?, detail: String? = nil,
-                attempt: Int? = nil, delay: MediaTime? = nil) {
+                attempt: Int? = nil, delay: MediaTime? = nil, entry: String? = nil, playlist: String? = nil, playlistIndex: Int? = nil) {
         self.detail = detail
+        self.entry = entry
+        self.playlist = playlist
+        self.playlistIndex = playlistIndex
         self.attempt = attempt
         self.delay = delay
         self.kind = kind

@@ -78,6 +78,9 @@ public final class PresentationLogWriter: Sendable {
             if let detail = event.detail { fields.append(("detail", quote(detail))) }
             if let attempt = event.attempt { fields.append(("attempt", String(attempt))) }
             if let delay = event.delay { fields.append(("delay_s", seconds(delay))) }
+            if let entry = event.entry { fields.append(("entry", quote(entry))) }
+            if let playlist = event.playlist { fields.append(("playlist", quote(playlist))) }
+            if let index = event.playlistIndex { fields.append(("playlist_index", String(index))) }
             return object(fields)
         }
     }

@@ -8,6 +8,9 @@ import Scheduling
 import ShowRunner
 import Supervisor
 import Threading
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What the presentation log said so far, counted for the inspector's status.
 final class PlaybackCounters: Sendable {
@@ -39,7 +42,8 @@ final class PlaybackCounters: Sendable {
 /// Connects the inspector to the running player: its status, screenshots, programme and logs.
 enum InspectorWiring {
     static func sources(show: ShowRunner?, display: any Display, log: ShowLog, counters: PlaybackCounters, metrics: PlaybackMetrics,
-                        audioDevice: String?, configPath: String?, state: StateStore?, logs: LogRing) -> InspectorSources {
+                        proofOfPlay: ProofOfPlay?, audioDevice: String?, configPath: String?, state: StateStore?,
+                        logs: LogRing) -> InspectorSources {
         let started = ContinuousClock.now
         return InspectorSources(
             status: {
@@ -84,7 +88,22 @@ enum InspectorWiring {
                 return .success(ProgrammeReport(schedule: schedule, from: start, to: end, entriesOnly: false).json())
             },
             logs: logs,
-            metrics: { metrics.exposition() })
+            metrics: { metrics.exposition() },
+            proofOfPlay: { from, to, csv in
+                guard let proofOfPlay else { return .failure(InspectorError("no proof of play: the player keeps it in its state directory, with a schedule")) }
+                let zone = show?.currentSchedule.timeZone ?? .utc
+                var bounds: [Int64?] = [nil, nil]
+                for (index, text) in [from, to].enumerated() {
+                    guard let text else { continue }
+                    guard let instant = zone.parseInstant(text) else { return .failure(InspectorError("\(text) is not an ISO 8601 time")) }
+                    bounds[index] = instant.nanosecondsSinceEpoch
+                }
+                let records = proofOfPlay.records(from: bounds[0], to: bounds[1])
+                if csv { return .success(("text/csv; charset=utf-8", Array(PlayRecord.csv(records).utf8))) }
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys]
+                return .success(("application/json", Array((try? encoder.encode(["records": records])) ?? Data())))
+            })
     }
 }
 
