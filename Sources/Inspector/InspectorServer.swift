@@ -44,7 +44,9 @@ public struct InspectorServer: Service, CustomStringConvertible {
         router.add(middleware: BearerTokenMiddleware(token: token, limiter: FailureLimiter(limit: settings.failuresBeforeLockout)))
         InspectorRoutes(sources: sources, started: ContinuousClock.now).register(on: router)
 
+        let headLimit = TimeAmount.seconds(Int64(settings.requestHeadSeconds))
         let http = HTTP1Channel.Configuration(
+            additionalChannelHandlers: [RequestHeadDeadline(limit: headLimit)],
             idleTimeout: .seconds(Int64(settings.idleTimeoutSeconds)),
             httpDecoderConfiguration: .init(maxHeaderFieldSize: settings.maximumHeaderBytes, maxHeaderListSize: settings.maximumHeaderBytes,
                                             maxHeaderFieldCount: 100))
@@ -64,6 +66,8 @@ public struct InspectorServer: Service, CustomStringConvertible {
         }
         var configuration = ApplicationConfiguration(address: .hostname(settings.host, port: settings.port), serverName: "vitrine")
         configuration.availableConnectionsDelegate = MaximumAvailableConnections(settings.maximumConnections)
+        configuration.backlog = 1024
+        FileDescriptorLimit.raise(toAtLeast: settings.maximumConnections + 256)
         application = Application(router: router, server: server, configuration: configuration,
                                   onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
                                   logger: logger)

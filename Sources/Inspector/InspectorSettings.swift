@@ -16,10 +16,14 @@ public struct InspectorSettings: Sendable, Hashable {
     public var allowPlainHTTP = false
 
     // Limits.
-    /// Connections served at once; more wait in the listen backlog.
-    public var maximumConnections = 256
+    /// Connections held at once (idle ones cost a few kilobytes each; the request-head deadline
+    /// and the idle timeout close them); more wait in the listen backlog.
+    public var maximumConnections = 4096
     /// A connection that sends or receives nothing for this long is closed (slow or idle clients).
     public var idleTimeoutSeconds = 15
+    /// A connection must deliver a complete request head this soon after opening or after its
+    /// last response, or it is closed (slow-loris clients).
+    public var requestHeadSeconds = 10
     /// The largest request header block, in bytes.
     public var maximumHeaderBytes = 16 * 1024
     /// The largest request body, in bytes (no endpoint takes one).

@@ -222,6 +222,55 @@ struct InspectorTests {
         #expect(try player.get("/api/status").status == 200)
     }
 
+    @Test("a slow-loris client is dropped, and 1,000 idle connections do not keep others from being served")
+    func slowClients() throws {
+        let player = try Player()
+        let script = """
+            import resource, socket, sys, time
+            resource.setrlimit(resource.RLIMIT_NOFILE, (4096, 4096))
+            port = int(sys.argv[1])
+            # A slow-loris client: an unfinished request head, one byte a second.
+            loris = socket.create_connection(("127.0.0.1", port), 5)
+            loris.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: screen\\r\\n")
+            start = time.monotonic(); closed = None
+            while time.monotonic() - start < 60:
+                try:
+                    loris.sendall(b"X")
+                    loris.settimeout(1)
+                    if loris.recv(1) == b"": closed = time.monotonic() - start; break
+                except socket.timeout:
+                    continue
+                except OSError:
+                    closed = time.monotonic() - start; break
+            print("loris_closed_after", closed)
+            # 1,000 idle connections, then a real request.
+            idle = []
+            for _ in range(1000):
+                try: idle.append(socket.create_connection(("127.0.0.1", port), 10))
+                except OSError: break
+            print("idle_opened", len(idle))
+            start = time.monotonic()
+            client = socket.create_connection(("127.0.0.1", port), 60)
+            client.settimeout(60)
+            client.sendall(b"GET /healthz HTTP/1.1\\r\\nHost: screen\\r\\nConnection: close\\r\\n\\r\\n")
+            answer = client.recv(100)
+            print("served_after", round(time.monotonic() - start, 2), answer.split(b"\\r\\n")[0].decode())
+            """
+        try script.write(toFile: player.folder + "/slow.py", atomically: true, encoding: .utf8)
+        let result = try CommandRunner.run("python3", [player.folder + "/slow.py", String(player.port)])
+        print(result.stdout)
+        let values = Dictionary(uniqueKeysWithValues: result.stdout.split(separator: "\n").compactMap { line -> (String, String)? in
+            let parts = line.split(separator: " ", maxSplits: 1)
+            return parts.count == 2 ? (String(parts[0]), String(parts[1])) : nil
+        })
+        let closedAfter = Double(values["loris_closed_after"] ?? "") ?? .infinity
+        #expect(closedAfter >= 5 && closedAfter < 30, "the slow-loris connection was closed after \(closedAfter) s (limit 10 s)")
+        #expect(Int(values["idle_opened"] ?? "") ?? 0 >= 900)
+        #expect(values["served_after"]?.contains("HTTP/1.1 200") == true, "\(result.stdout) \(result.stderr)")
+        let servedAfter = Double(values["served_after"]?.split(separator: " ").first ?? "") ?? .infinity
+        #expect(servedAfter < 5, "a real request waited \(servedAfter) s behind idle connections")
+    }
+
     @Test("HTTPS with the configured certificate; plain HTTP to it gets no answer")
     func tls() throws {
         let player = try Player(tls: true)
