@@ -19,6 +19,8 @@ packages=(
     minisign
     # The inspector's tests: an HTTP client, certificates, the Prometheus linter.
     curl openssl prometheus
+    # The status page's test in a real browser.
+    chromium chromium-driver
     # The service unit's checks (systemd-analyze verify and security).
     systemd
     # The KMS proof in a VM.
@@ -49,6 +51,12 @@ fi
 if ! python3 -c 'import dateutil.rrule' 2>/dev/null; then
     python3 -m pip install --quiet python-dateutil 2>/dev/null \
         || python3 -m pip install --quiet --break-system-packages python-dateutil
+fi
+
+# selenium drives chromium for the inspector's status page test.
+if ! python3 -c 'import selenium' 2>/dev/null; then
+    python3 -m pip install --quiet selenium 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages selenium
 fi
 
 if ! command -v swift >/dev/null 2>&1; then

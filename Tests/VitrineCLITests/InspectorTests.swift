@@ -17,7 +17,7 @@ struct InspectorTests {
         let scheme: String
         let certificate: String
 
-        init(tls: Bool = false) throws {
+        init(tls: Bool = false, schedule: String? = nil) throws {
             folder = try CommandRunner.temporaryDirectory("inspector")
             port = try FreePort.find()
             certificate = folder + "/inspector.crt"
@@ -34,8 +34,8 @@ struct InspectorTests {
                 tlsLines = "tls_certificate = \"\(certificate)\"\ntls_key = \"\(folder)/inspector.key\"\n"
             }
             scheme = tls ? "https" : "http"
-            try "version = 1\nfallback = \"loop\"\n[[playlists.loop.items]]\nvideo = \"\(CommandRunner.fixture("queue1.mp4"))\"\n"
-                .appending("[[playlists.loop.items]]\nvideo = \"\(CommandRunner.fixture("queue2.mp4"))\"\n")
+            try (schedule ?? "version = 1\nfallback = \"loop\"\n[[playlists.loop.items]]\nvideo = \"\(CommandRunner.fixture("queue1.mp4"))\"\n"
+                .appending("[[playlists.loop.items]]\nvideo = \"\(CommandRunner.fixture("queue2.mp4"))\"\n"))
                 .write(toFile: folder + "/show.toml", atomically: true, encoding: .utf8)
             try """
                 schedule = "show.toml"
@@ -202,6 +202,28 @@ struct InspectorTests {
         #expect(csv.hasPrefix("item,entry,playlist,playlist_index,media,media_sha256,start,end,outcome"))
         #expect(csv.split(separator: "\n").count >= completed.count + 1)
         #expect(try player.get("/api/proof-of-play?from=yesterday").status == 400)
+    }
+
+    @Test("the status page in Chromium: the token asked once, the item's name, the screenshot's pixels as the API's, the log tail growing",
+          .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
+                       && (try? CommandRunner.run("python3", ["-c", "import selenium"]))?.status == 0,
+                   "needs chromium, chromium-driver and selenium (scripts/setup.sh installs them)"))
+    func browser() throws {
+        // A still picture for a minute: the screenshot does not change between the two looks.
+        let player = try Player(schedule: "version = 1\nfallback = \"still\"\n[[playlists.still.items]]\nimage = \"\(CommandRunner.fixture("cover.png"))\"\nduration = \"60s\"\n")
+        let result = try CommandRunner.run("python3", [
+            CommandRunner.root.appendingPathComponent("Tests/Browser/status_page.py").path,
+            "http://127.0.0.1:\(player.port)/", InspectorTests.token, player.folder + "/show.toml",
+        ])
+        try #require(result.status == 0, "the browser run failed: \(result.stderr.suffix(2000))")
+        let seen = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        #expect((seen["media"] as? String)?.hasSuffix("cover.png") == true, "\(seen)")
+        #expect(seen["stored_token"] as? Bool == true)
+        let pixels = seen["pixels"] as? [String: Any] ?? [:]
+        #expect(pixels["width"] as? Int == 320 && pixels["height"] as? Int == 240, "\(pixels)")
+        #expect(pixels["different"] as? Int == 0, "pixels differing from /api/screenshot.png: \(pixels)")
+        #expect((seen["log_after"] as? Int ?? 0) > (seen["log_before"] as? Int ?? 0), "the log tail did not grow: \(seen)")
+        #expect((seen["log_text"] as? String ?? "").contains("rejected"))
     }
 
     @Test("ten wrong tokens from one address: the eleventh request is refused with 429")
