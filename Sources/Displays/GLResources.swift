@@ -182,29 +182,15 @@ final class GLFramebuffer {
 }
 
 enum GLReadback {
-    /// Reads the bound framebuffer into a top-down RGBA image (GL's rows run bottom-up), alpha forced opaque.
+    /// Reads the bound framebuffer as GL lays it out (rows bottom-up, RGBA). Only the copy happens
+    /// here, on the render thread; ``ReadbackPixels/image()`` turns it into a picture elsewhere.
     /// The corresponding C function is `glReadPixels`.
-    static func readRGBA(width: Int, height: Int) -> (pixels: [UInt8], width: Int, height: Int) {
-        var bottomUp = [UInt8](repeating: 0, count: width * height * 4)
-        glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
-        bottomUp.withUnsafeMutableBytes { buffer in
+    static func readRGBA(width: Int, height: Int) -> ReadbackPixels {
+        let bytes = [UInt8](unsafeUninitializedCapacity: width * height * 4) { buffer, count in
+            glPixelStorei(GLenum(GL_PACK_ALIGNMENT), 1)
             glReadPixels(0, 0, GLsizei(width), GLsizei(height), GLenum(GL_RGBA), GLenum(GL_UNSIGNED_BYTE), buffer.baseAddress)
+            count = width * height * 4
         }
-        var topDown = [UInt8](repeating: 0, count: bottomUp.count)
-        let row = width * 4
-        topDown.withUnsafeMutableBytes { destination in
-            bottomUp.withUnsafeBytes { source in
-                for y in 0..<height {
-                    destination.baseAddress!.advanced(by: y * row)
-                        .copyMemory(from: source.baseAddress!.advanced(by: (height - 1 - y) * row), byteCount: row)
-                }
-            }
-        }
-        var index = 3
-        while index < topDown.count {
-            topDown[index] = 255
-            index += 4
-        }
-        return (topDown, width, height)
+        return ReadbackPixels(layout: .rgbaBottomUp, width: width, height: height, bytes: bytes)
     }
 }

@@ -100,10 +100,9 @@ final class SurfacelessBackend: RenderBackend {
         return expected + .nanoseconds(periods * interval)
     }
 
-    func readBack() -> RGBAImage {
+    func readBack() -> ReadbackPixels {
         framebuffer?.bind()
-        let read = GLReadback.readRGBA(width: width, height: height)
-        return RGBAImage(width: read.width, height: read.height, pixels: read.pixels)
+        return GLReadback.readRGBA(width: width, height: height)
     }
 
     func maintain() -> [DisplayEvent] { [] }

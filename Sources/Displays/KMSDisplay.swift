@@ -311,30 +311,26 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
         return id
     }
 
-    func readBack() -> RGBAImage {
+    func readBack() -> ReadbackPixels {
         let width = Int(mode.hdisplay), height = Int(mode.vdisplay)
-        var pixels = [UInt8](repeating: 0, count: width * height * 4)
-        guard let bo = scannedOut else { return RGBAImage(width: width, height: height, pixels: pixels) }
+        let empty = ReadbackPixels(layout: .xrgbTopDown, width: width, height: height, bytes: [UInt8](repeating: 0, count: width * height * 4))
+        guard let bo = scannedOut else { return empty }
         var stride: UInt32 = 0
         var mapping: UnsafeMutableRawPointer?
         guard let data = gbm_bo_map(bo, 0, 0, UInt32(width), UInt32(height), UInt32(GBM_BO_TRANSFER_READ.rawValue), &stride, &mapping) else {
             logger.error("screenshot: the scanout buffer cannot be mapped")
-            return RGBAImage(width: width, height: height, pixels: pixels)
+            return empty
         }
         defer { gbm_bo_unmap(bo, mapping) }
-        // XRGB8888 is B, G, R, X in memory.
-        for y in 0..<height {
-            let row = data + y * Int(stride)
-            for x in 0..<width {
-                let source = row.load(fromByteOffset: x * 4, as: UInt32.self)
-                let index = (y * width + x) * 4
-                pixels[index] = UInt8((source >> 16) & 0xFF)
-                pixels[index + 1] = UInt8((source >> 8) & 0xFF)
-                pixels[index + 2] = UInt8(source & 0xFF)
-                pixels[index + 3] = 255
+        // Only the rows are copied here (XRGB8888: B, G, R, X in memory); the conversion is the caller's.
+        let row = width * 4
+        let bytes = [UInt8](unsafeUninitializedCapacity: row * height) { buffer, count in
+            for y in 0..<height {
+                (buffer.baseAddress! + y * row).update(from: (data + y * Int(stride)).assumingMemoryBound(to: UInt8.self), count: row)
             }
+            count = row * height
         }
-        return RGBAImage(width: width, height: height, pixels: pixels)
+        return ReadbackPixels(layout: .xrgbTopDown, width: width, height: height, bytes: bytes)
     }
 
     func maintain() -> [DisplayEvent] {

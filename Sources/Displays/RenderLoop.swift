@@ -18,8 +18,8 @@ protocol RenderBackend: AnyObject {
     func bindDrawTarget()
     /// Makes the drawn picture visible; returns the host time it became visible (vblank on KMS).
     func present(expected: MediaTime) throws(DisplayError) -> MediaTime
-    /// Reads back the last presented picture.
-    func readBack() -> RGBAImage
+    /// Copies the last presented picture off the device (the conversion happens off the render thread).
+    func readBack() -> ReadbackPixels
     /// Called once per loop iteration before pacing: hotplug checks, recovery. Returns events to report.
     func maintain() -> [DisplayEvent]
     /// Whether presenting is possible now (false while a KMS screen is unplugged).
@@ -58,6 +58,8 @@ final class RenderLoop: Sendable {
 
     private struct Shared {
         var jobs: [Job] = []
+        /// Jobs that wait for the next refresh to be done (screenshots: the slack after a present).
+        var afterRefresh: [Job] = []
         var stopping = false
         var source: (any VideoFrameSource)?
         var eventHandler: (@Sendable (DisplayEvent) -> Void)?
@@ -138,21 +140,25 @@ final class RenderLoop: Sendable {
     private var onRenderThread: Bool { context.isOwnedByCurrentThread }
 
     /// Runs `body` on the render thread and returns its result; inline when already there.
-    func perform<T: Sendable>(_ body: @escaping @Sendable (Context) -> T) throws(DisplayError) -> T {
+    /// Runs `body` on the render thread and returns its result; `afterRefresh`: right after the next
+    /// refresh (timer pacing), where it delays no frame.
+    func perform<T: Sendable>(afterRefresh: Bool = false, _ body: @escaping @Sendable (Context) -> T) throws(DisplayError) -> T {
         if onRenderThread { return body(context.value) }
         let result = LockedValue<T?>(nil)
         let done = DispatchSemaphore(value: 0)
+        let deferred = afterRefresh && pacing == .timer
         let accepted = shared.withLock { state -> Bool in
             guard !state.stopping else { return false }
-            state.jobs.append { context in
+            let job: Job = { context in
                 let value = body(context)
                 result.withLock { $0 = value }
                 done.signal()
             }
+            if deferred { state.afterRefresh.append(job) } else { state.jobs.append(job) }
             return true
         }
         guard accepted else { throw .notRunning }
-        wake.signal()
+        if !deferred { wake.signal() }
         done.wait()
         return result.withLock { $0! }
     }
@@ -163,13 +169,13 @@ final class RenderLoop: Sendable {
     }
 
     func screenshot() throws(DisplayError) -> Screenshot {
-        let captured = try perform { context -> Screenshot? in
+        // The copy off the device right after a refresh; the conversion here, on the caller's thread.
+        let captured = try perform(afterRefresh: true) { context -> (ReadbackPixels, UInt64?, MediaTime?)? in
             guard context.presentedAnything else { return nil }
-            return Screenshot(image: context.backend.readBack(), frameID: context.lastFrameID,
-                              presentationTime: context.lastPresentation)
+            return (context.backend.readBack(), context.lastFrameID, context.lastPresentation)
         }
-        guard let captured else { throw .nothingPresented }
-        return captured
+        guard let (pixels, frameID, presented) = captured else { throw .nothingPresented }
+        return Screenshot(image: pixels.image(), frameID: frameID, presentationTime: presented)
     }
 
     /// Stops the thread and waits for it to release the device. Idempotent; safe from the render thread
@@ -208,6 +214,7 @@ final class RenderLoop: Sendable {
                 let now = clock.now()
                 if now >= deadline {
                     let outcome = refresh(context, expected: deadline)
+                    runAfterRefreshJobs(context)
                     var next = deadline + refreshInterval
                     if case .presented(_, let tick) = outcome, tick.hostTime > deadline {
                         // Pace from the real presentation (vblank) so the next refresh targets the next one.
@@ -227,8 +234,17 @@ final class RenderLoop: Sendable {
                 }
             }
         }
+        runAfterRefreshJobs(context)  // none may wait forever
         context.compositor = nil
         context.backend.shutdown()
+    }
+
+    private func runAfterRefreshJobs(_ context: Context) {
+        let jobs = shared.withLock { state in
+            defer { state.afterRefresh.removeAll() }
+            return state.afterRefresh
+        }
+        for job in jobs { job(context) }
     }
 
     private func report(_ event: DisplayEvent) {

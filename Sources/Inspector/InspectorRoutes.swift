@@ -116,11 +116,12 @@ struct InspectorRoutes: Sendable {
     }
 }
 
-/// A screenshot is asked of the render thread at most about twice a second; requests in between
-/// share the last one (200 clients polling cost the render thread a few read-backs a second).
+/// A screenshot is asked of the render thread at most about once a second; requests in between
+/// share the last one (200 clients polling cost the render thread one copy a second, made right
+/// after a refresh).
 final class ScreenshotCache: Sendable {
     private let latest = LockedValue<(taken: ContinuousClock.Instant, png: [UInt8])?>(nil)
-    static let interval: Duration = .milliseconds(500)
+    static let interval: Duration = .seconds(1)
 
     func png(from take: @Sendable () async throws -> [UInt8]) async throws -> [UInt8] {
         if let fresh = latest.withLock({ $0 }), ContinuousClock.now - fresh.taken < Self.interval { return fresh.png }

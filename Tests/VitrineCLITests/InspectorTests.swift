@@ -17,7 +17,7 @@ struct InspectorTests {
         let scheme: String
         let certificate: String
 
-        init(tls: Bool = false, schedule: String? = nil) throws {
+        init(tls: Bool = false, schedule: String? = nil, mode: String = "320x240@25") throws {
             folder = try CommandRunner.temporaryDirectory("inspector")
             port = try FreePort.find()
             certificate = folder + "/inspector.crt"
@@ -43,7 +43,7 @@ struct InspectorTests {
                 presentation_log = "\(folder)/log.jsonl"
                 [display]
                 kind = "headless"
-                mode = "320x240@25"
+                mode = "\(mode)"
                 [audio]
                 enabled = false
                 [import]
@@ -224,6 +224,64 @@ struct InspectorTests {
         #expect(pixels["different"] as? Int == 0, "pixels differing from /api/screenshot.png: \(pixels)")
         #expect((seen["log_after"] as? Int ?? 0) > (seen["log_before"] as? Int ?? 0), "the log tail did not grow: \(seen)")
         #expect((seen["log_text"] as? String ?? "").contains("rejected"))
+    }
+
+    /// Frames presented and dropped so far, from the presentation log's last frame line.
+    static func frameCounts(_ log: String) -> (presented: Int, dropped: Int) {
+        let frames = MediaFaultTests.records(log).filter { $0["type"] as? String == "frame" }
+        return (frames.count, frames.last?["dropped"] as? Int ?? 0)
+    }
+
+    static func residentKilobytes(_ pid: pid_t) -> Int {
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let line = status.split(separator: "\n").first { $0.hasPrefix("VmRSS:") } ?? ""
+        return Int(line.split(separator: " ").dropFirst().first ?? "") ?? 0
+    }
+
+    @Test("200 clients polling status and screenshot for 30 s while a 1080p clip plays: no more frames dropped than in the 30 s before, RSS within 50 MB")
+    func underLoad() throws {
+        // A 1080p30 clip, looped, on a 1280x720@30 headless display (one refresh per frame: no drop by design).
+        let clipFolder = try CommandRunner.temporaryDirectory("inspector-clip")
+        defer { try? FileManager.default.removeItem(atPath: clipFolder) }
+        let clip = clipFolder + "/hd.mp4"
+        let made = try CommandRunner.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "testsrc2=size=1920x1080:rate=30:duration=10",
+                                                    "-c:v", "libx264", "-preset", "veryfast", "-pix_fmt", "yuv420p", "-g", "60", clip])
+        try #require(made.status == 0, "\(made.stderr)")
+        let player = try Player(schedule: "version = 1\nfallback = \"loop\"\n[[playlists.loop.items]]\nvideo = \"\(clip)\"\n",
+                                mode: "1280x720@30")
+        let log = player.folder + "/log.jsonl"
+        _ = MediaFaultTests.wait(for: log) { $0.filter { $0["type"] as? String == "frame" }.count > 25 }
+
+        // 30 s without clients, then 30 s with 200 of them.
+        let start = Self.frameCounts(log)
+        sleep(30)
+        let quiet = Self.frameCounts(log)
+        let idleRSS = Self.residentKilobytes(player.process.pid)
+        let clients = try ChildProcess(
+            executable: "python3",
+            arguments: [CommandRunner.root.appendingPathComponent("Tests/Load/inspector_clients.py").path, String(player.port),
+                        InspectorTests.token, "200", "30", "poll"],
+            standardOutput: player.folder + "/clients.json")
+        var peakRSS = idleRSS
+        while clients.isRunning {
+            peakRSS = max(peakRSS, Self.residentKilobytes(player.process.pid))
+            usleep(250_000)
+        }
+        _ = clients.wait()
+        let loaded = Self.frameCounts(log)
+        let report = (try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: player.folder + "/clients.json")))) as? [String: Any] ?? [:]
+        let droppedQuiet = quiet.dropped - start.dropped, droppedLoaded = loaded.dropped - quiet.dropped
+        let presentedQuiet = quiet.presented - start.presented, presentedLoaded = loaded.presented - quiet.presented
+        print("inspector under load: without clients \(presentedQuiet) frames presented, \(droppedQuiet) dropped; "
+              + "with 200 clients \(presentedLoaded) presented, \(droppedLoaded) dropped; RSS idle \(idleRSS / 1024) MB, peak \(peakRSS / 1024) MB; "
+              + "clients: \(report)")
+        #expect((report["answered"] as? Int ?? 0) > 200 * 30, "the clients were not served: \(report)")
+        #expect((report["by_status"] as? [String: Int])?["200"] == report["answered"] as? Int)
+        // The same frames on screen: at most as many dropped as in the quiet half (a couple of frames of
+        // scheduling noise allowed on a shared 2-core machine).
+        #expect(droppedLoaded <= droppedQuiet + max(2, presentedLoaded / 200), "dropped \(droppedLoaded) with clients, \(droppedQuiet) without")
+        #expect(presentedLoaded >= presentedQuiet - max(2, presentedQuiet / 200))
+        #expect(peakRSS - idleRSS < 50 * 1024, "RSS grew by \((peakRSS - idleRSS) / 1024) MB under load")
     }
 
     @Test("ten wrong tokens from one address: the eleventh request is refused with 429")
