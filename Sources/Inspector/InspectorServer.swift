@@ -4,6 +4,7 @@ import HummingbirdCore
 import HummingbirdTLS
 public import Logging
 import NIOCore
+import NIOPosix
 import NIOSSL
 public import ServiceLifecycle
 import Threading
@@ -68,9 +69,13 @@ public struct InspectorServer: Service, CustomStringConvertible {
         configuration.availableConnectionsDelegate = MaximumAvailableConnections(settings.maximumConnections)
         configuration.backlog = 1024
         FileDescriptorLimit.raise(toAtLeast: settings.maximumConnections + 256)
+        // One event-loop thread, at a lower priority than the player's own: however hard the
+        // inspector is asked, the render and audio threads get the CPU first.
+        let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
+        group.next().execute { ThreadPriority.lowerCurrent(by: 10) }
         application = Application(router: router, server: server, configuration: configuration,
                                   onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
-                                  logger: logger)
+                                  eventLoopGroupProvider: .shared(group), logger: logger)
         self.settings = settings
     }
 

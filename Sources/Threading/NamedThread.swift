@@ -91,3 +91,13 @@ private final class ThreadStart {
         return cut
     }
 }
+
+/// Scheduling priority of the calling thread.
+public enum ThreadPriority {
+    /// Makes the calling thread `increment` nicer (lower priority) than it is: work that must never
+    /// take the CPU from the render and audio threads (the HTTP inspector). Returns whether it worked.
+    @discardableResult
+    public static func lowerCurrent(by increment: Int32) -> Bool {
+        vitrine_renice_current_thread(increment) == 0
+    }
+}
