@@ -293,12 +293,15 @@ struct InspectorTests {
         #expect(refused.headers.lowercased().contains("retry-after"))
     }
 
-    @Test("oversized headers are refused and the server goes on answering")
+    @Test("oversized headers and bodies are refused and the server goes on answering")
     func limits() throws {
         let player = try Player()
         let big = String(repeating: "x", count: 64 * 1024)
         let answer = try player.get("/api/status", extra: ["-H", "X-Padding: \(big)"])
         #expect(answer.status != 200)
+        try Data(repeating: 0x41, count: 1 << 20).write(to: URL(fileURLWithPath: player.folder + "/body.bin"))
+        let posted = try player.get("/api/status", extra: ["-X", "POST", "--data-binary", "@" + player.folder + "/body.bin"])
+        #expect(posted.status >= 400, "a 1 MiB body got \(posted.status)")
         #expect(try player.get("/api/status").status == 200)
     }
 
@@ -351,10 +354,25 @@ struct InspectorTests {
         #expect(servedAfter < 5, "a real request waited \(servedAfter) s behind idle connections")
     }
 
-    @Test("HTTPS with the configured certificate; plain HTTP to it gets no answer")
+    @Test("HTTPS with the configured certificate; plain HTTP to it gets no answer; a handshake never finished is dropped")
     func tls() throws {
         let player = try Player(tls: true)
         #expect(try player.get("/api/status").status == 200)
+        // A client that opens the connection and never completes the TLS handshake is closed after
+        // the request-head deadline (10 s), not held forever.
+        let stalled = try CommandRunner.run("python3", ["-c", """
+            import socket, time
+            s = socket.create_connection(("127.0.0.1", \(player.port)), 5)
+            s.sendall(bytes([0x16, 0x03, 0x01, 0x00, 0x40]))  # the start of a ClientHello, then silence
+            s.settimeout(60); start = time.monotonic()
+            try:
+                while s.recv(100): pass
+            except OSError:
+                pass
+            print(round(time.monotonic() - start, 1))
+            """])
+        let closedAfter = Double(stalled.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? .infinity
+        #expect(closedAfter < 30, "a stalled handshake was held \(closedAfter) s")
         let plain = try CommandRunner.run("curl", ["-s", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}",
                                                    "http://127.0.0.1:\(player.port)/healthz"])
         #expect(plain.stdout != "200")
