@@ -234,6 +234,7 @@ struct PlayCommand: AsyncParsableCommand {
             _ = mkdir(directory, 0o700)
             return ProofOfPlay(directory: directory) { media in media.contains("://") ? nil : try? FileDigest.sha256(path: media) }
         }
+        PlaybackStatistics.setVideoDecodeTimeHandler { time in metrics.recordDecode(time) }
         let log = ShowLog(writer: writer, screenshots: screenshots) { record in
             counters.count(record)
             metrics.record(record)

@@ -165,6 +165,9 @@ struct InspectorTests {
         #expect(text.contains("# TYPE vitrine_frames_presented_total counter"))
         #expect(text.contains("vitrine_frame_interval_seconds_bucket{le=\"0.0334\"}") || text.contains("vitrine_frame_interval_seconds_bucket{le=\"0.04\"}"), "\(text)")
         #expect(text.contains("vitrine_build_info{version="))
+        #expect(text.contains("# TYPE vitrine_video_decode_seconds histogram"))
+        let decoded = text.split(separator: "\n").first { $0.hasPrefix("vitrine_video_decode_seconds_count") }
+        #expect((decoded?.split(separator: " ").last.flatMap { Double($0) } ?? 0) >= 25, "\(decoded ?? "no decode count")")
         try text.write(toFile: player.folder + "/metrics.txt", atomically: true, encoding: .utf8)
         let check = try CommandRunner.run("sh", ["-c", "promtool check metrics < '\(player.folder)/metrics.txt'"])
         #expect(check.status == 0, "promtool: \(check.stdout) \(check.stderr)")

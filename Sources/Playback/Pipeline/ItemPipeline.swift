@@ -607,23 +607,37 @@ final class ItemPipeline: Sendable {
         // One frame box per decoded picture (it becomes the VideoFrame's storage), not per
         // receive call: the call that answers "needs input" reuses it.
         var box = Frame()
+        // Decoder time since the last frame came out (PlaybackStatistics).
+        let clock = MonotonicClock()
+        var busy = MediaTime.zero
         while true {
             var drainSerial: Int?
             switch nextWork(video: true) {
             case .stop: return
-            case .packet(let packet): cursor.send(packet, to: decoder)
+            case .packet(let packet):
+                let began = clock.now()
+                cursor.send(packet, to: decoder)
+                busy = busy + (clock.now() - began)
             case .drain(let serial):
                 cursor.drain(decoder, serial: serial)
                 drainSerial = serial
             }
-            while cursor.receive(from: decoder, into: box) {
+            while true {
+                let began = clock.now()
+                guard cursor.receive(from: decoder, into: box) else {
+                    busy = busy + (clock.now() - began)
+                    break
+                }
+                defer { busy = .zero }
                 let pts = presentationTime(of: box, decoder: decoder, cursor: cursor, startTime: startTime)
                 let frameDuration = stillImageDuration
                     ?? (box.duration > 0 ? decoder.time(box.duration) : nominalDuration)
                 cursor.nextPTS = pts + frameDuration
                 let decoded = box
                 box = Frame()
-                guard let frame = converter.convert(decoded, presentationTime: pts, duration: frameDuration) else { continue }
+                let converted = converter.convert(decoded, presentationTime: pts, duration: frameDuration)
+                PlaybackStatistics.videoFrameDecoded(in: busy + (clock.now() - began))
+                guard let frame = converted else { continue }
                 switch push(video: frame, serial: cursor.serial) {
                 case .queued, .dropped: continue
                 case .stopping: return

@@ -17,6 +17,7 @@ final class PlaybackMetrics: Sendable {
     private let itemsStarted: Counter
     private let frameInterval: ValueHistogram
     private let avOffset: ValueHistogram
+    private let decodeTime: ValueHistogram
     private let uptime: Gauge
     private let last = LockedValue<(presented: MediaTime?, dropped: Int)>((nil, 0))
     private let started = ContinuousClock.now
@@ -46,11 +47,18 @@ final class PlaybackMetrics: Sendable {
             descriptor: MetricNameDescriptor(namespace: "vitrine", metricName: "av_offset", unitName: "seconds",
                                              helpText: "Audio clock minus the presented frame's time, when audio is the master clock."),
             buckets: [-0.1, -0.05, -0.02, -0.01, -0.005, 0, 0.005, 0.01, 0.02, 0.05, 0.1])
+        decodeTime = registry.makeValueHistogram(
+            descriptor: MetricNameDescriptor(namespace: "vitrine", metricName: "video_decode", unitName: "seconds",
+                                             helpText: "Decoder time per video frame (its packets sent, the frame received and converted)."),
+            buckets: [0.0005, 0.001, 0.002, 0.005, 0.01, 0.02, 0.0334, 0.05, 0.1, 0.25])
         uptime = gauge("uptime", "seconds", "How long this run of the player has lasted.")
         gauge("build", "info", "The player's version (the value is always 1).", labels: [("version", version)]).set(to: 1)
         gauge("starts", "", "Runs of the player, from the state file.").set(Int64(starts))
         gauge("unclean_ends", "", "Runs that ended without an orderly stop (crash, kill, power cut), from the state file.").set(Int64(uncleanEnds))
     }
+
+    /// Takes one frame's decode time (on a decode thread).
+    func recordDecode(_ time: MediaTime) { decodeTime.record(time.seconds) }
 
     /// Takes one presentation record (on the render thread: counts and hands on, nothing more).
     func record(_ record: PresentationRecord) {
