@@ -97,7 +97,7 @@ let package = Package(
             swiftSettings: strict),
         // Schedule bundles from USB sticks: minisign signatures (libsodium), manifests, the atomic import.
         // SHA-256 comes from swift-crypto (BoringSSL's, with the CPU's SHA instructions): it bounds import speed.
-        .target(name: "Bundles", dependencies: ["CSodium", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        .target(name: "Bundles", dependencies: ["CSodium", "Threading", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
         // The HTTP inspector: Hummingbird 2 on its own event loops, TLS through swift-nio-ssl.
         .target(
             name: "Inspector",

@@ -225,18 +225,18 @@ struct PlayCommand: AsyncParsableCommand {
 
         let requests = screenshotAt.compactMap { try? ScreenshotRequest(parsing: $0) }
         let screenshots = requests.isEmpty ? nil : ScreenshotTaker(display: screen, requests: requests)
-        let counters = PlaybackCounters()
         let saved = stateDirectory.flatMap { try? StateStore(directory: $0).load() }
         let metrics = PlaybackMetrics(version: VitrineCommand.configuration.version, starts: (saved?.starts ?? 0) + 1,
                                       uncleanEnds: (saved?.uncleanEnds ?? 0) + (saved?.running == true ? 1 : 0))
+        // Media and schedule digests for proof of play and the inspector, each file read once per change.
+        let digests = FileDigestCache()
         // Proof of play, kept with the player's state (a schedule's items, on screen).
         let proofOfPlay = (isSchedule ? stateDirectory : nil).map { directory in
             _ = mkdir(directory, 0o700)
-            return ProofOfPlay(directory: directory) { media in media.contains("://") ? nil : try? FileDigest.sha256(path: media) }
+            return ProofOfPlay(directory: directory) { media in media.contains("://") ? nil : digests.sha256(path: media) }
         }
         PlaybackStatistics.setVideoDecodeTimeHandler { time in metrics.recordDecode(time) }
         let log = ShowLog(writer: writer, screenshots: screenshots) { record in
-            counters.count(record)
             metrics.record(record)
             proofOfPlay?.record(record)
         }
@@ -300,8 +300,8 @@ struct PlayCommand: AsyncParsableCommand {
         services.append(notifications)
         if let inspector, let listen = inspector.listen, let tokenFile = inspector.tokenFile {
             let sources = InspectorWiring.sources(
-                show: { if case .show(let show) = playback { show } else { nil } }(), display: screen, log: log, counters: counters, metrics: metrics,
-                proofOfPlay: proofOfPlay,
+                show: { if case .show(let show) = playback { show } else { nil } }(), display: screen, log: log, metrics: metrics,
+                digests: digests, proofOfPlay: proofOfPlay,
                 audioDevice: noAudio ? nil : (audioDevice ?? "default"), configPath: configPath,
                 state: stateDirectory.map { StateStore(directory: $0) }, logs: logRing)
             var settings = InspectorSettings(host: listen.host, port: listen.port, tokenFile: tokenFile, tlsCertificate: inspector.tlsCertificate,

@@ -7,42 +7,14 @@ import Playback
 import Scheduling
 import ShowRunner
 import Supervisor
-import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// What the presentation log said so far, counted for the inspector's status.
-final class PlaybackCounters: Sendable {
-    struct Counts: Sendable {
-        var stalls = 0
-        var itemFailures = 0
-        var retries = 0
-        var pipelineRebuilds = 0
-    }
-
-    private let counts = LockedValue(Counts())
-
-    func count(_ record: PresentationRecord) {
-        guard case .event(let event) = record else { return }
-        counts.withLock { counts in
-            switch event.kind {
-            case .stalled, .stall: counts.stalls += 1
-            case .itemFailed, .showItemFailed: counts.itemFailures += 1
-            case .retry: counts.retries += 1
-            case .pipelineRebuilt: counts.pipelineRebuilds += 1
-            default: break
-            }
-        }
-    }
-
-    var current: Counts { counts.withLock { $0 } }
-}
-
 /// Connects the inspector to the running player: its status, screenshots, programme and logs.
 enum InspectorWiring {
-    static func sources(show: ShowRunner?, display: any Display, log: ShowLog, counters: PlaybackCounters, metrics: PlaybackMetrics,
-                        proofOfPlay: ProofOfPlay?, audioDevice: String?, configPath: String?, state: StateStore?,
+    static func sources(show: ShowRunner?, display: any Display, log: ShowLog, metrics: PlaybackMetrics,
+                        digests: FileDigestCache, proofOfPlay: ProofOfPlay?, audioDevice: String?, configPath: String?, state: StateStore?,
                         logs: LogRing) -> InspectorSources {
         let started = ContinuousClock.now
         return InspectorSources(
@@ -54,7 +26,7 @@ enum InspectorWiring {
                 if let show {
                     let schedule = show.currentSchedule
                     status.scheduleFile = schedule.sourcePath
-                    status.scheduleSHA256 = try? FileDigest.sha256(path: schedule.sourcePath)
+                    status.scheduleSHA256 = digests.sha256(path: schedule.sourcePath)
                     status.entry = show.currentEntryName
                     if let now = show.currentScheduleNow() {
                         status.nextChange = ScheduleResolver(schedule: schedule).resolve(at: now).nextChange?.description
@@ -66,7 +38,7 @@ enum InspectorWiring {
                     status.positionSeconds = frame.presentationTime.seconds
                     status.droppedFrames = frame.droppedFrames
                 }
-                let counts = counters.current
+                let counts = metrics.counts
                 status.stalls = counts.stalls
                 status.itemFailures = counts.itemFailures
                 status.retries = counts.retries

@@ -5,8 +5,25 @@ import Threading
 
 /// The player's Prometheus metrics (`GET /metrics`, docs/inspector.md): swift-prometheus's
 /// collectors (which are swift-metrics handlers), fed from the presentation log's records as they
-/// happen, each with its help text.
+/// happen, each with its help text. It also keeps the event counts the inspector's status shows.
 final class PlaybackMetrics: Sendable {
+    /// Events counted since the player started (`/api/status`).
+    struct Counts: Sendable {
+        var stalls = 0
+        var itemFailures = 0
+        var retries = 0
+        var pipelineRebuilds = 0
+    }
+
+    /// What `record` needs from one record to the next: the last frame's presentation time and
+    /// dropped total (for the interval and the newly dropped), and the event counts. Taken once
+    /// per record, on the render thread; read by the inspector's status.
+    private struct Progress {
+        var presented: MediaTime?
+        var dropped = 0
+        var counts = Counts()
+    }
+
     let registry: PrometheusCollectorRegistry
     private let framesPresented: Counter
     private let framesDropped: Counter
@@ -19,7 +36,7 @@ final class PlaybackMetrics: Sendable {
     private let avOffset: ValueHistogram
     private let decodeTime: ValueHistogram
     private let uptime: Gauge
-    private let last = LockedValue<(presented: MediaTime?, dropped: Int)>((nil, 0))
+    private let progress = LockedValue(Progress())
     private let started = ContinuousClock.now
 
     /// Makes the collectors, and the build-info and restart figures.
@@ -65,24 +82,38 @@ final class PlaybackMetrics: Sendable {
         switch record {
         case .frame(let frame):
             framesPresented.increment()
-            let (interval, newlyDropped): (MediaTime?, Int) = last.withLock { last in
-                defer { last = (frame.presentedAt, frame.droppedFrames) }
-                return (last.presented.map { frame.presentedAt - $0 }, max(0, frame.droppedFrames - last.dropped))
+            let (interval, newlyDropped): (MediaTime?, Int) = progress.withLock { progress in
+                defer {
+                    progress.presented = frame.presentedAt
+                    progress.dropped = frame.droppedFrames
+                }
+                return (progress.presented.map { frame.presentedAt - $0 }, max(0, frame.droppedFrames - progress.dropped))
             }
             if let interval { frameInterval.record(interval.seconds) }
             if newlyDropped > 0 { framesDropped.increment(by: Int64(newlyDropped)) }
             if let audio = frame.audioClock { avOffset.record((audio - frame.presentationTime).seconds) }
         case .event(let event):
             switch event.kind {
-            case .stalled, .stall: stalls.increment()
-            case .itemFailed, .showItemFailed: itemFailures.increment()
-            case .retry: retries.increment()
-            case .pipelineRebuilt: pipelineRebuilds.increment()
+            case .stalled, .stall:
+                stalls.increment()
+                progress.withLock { $0.counts.stalls += 1 }
+            case .itemFailed, .showItemFailed:
+                itemFailures.increment()
+                progress.withLock { $0.counts.itemFailures += 1 }
+            case .retry:
+                retries.increment()
+                progress.withLock { $0.counts.retries += 1 }
+            case .pipelineRebuilt:
+                pipelineRebuilds.increment()
+                progress.withLock { $0.counts.pipelineRebuilds += 1 }
             case .itemReady: itemsStarted.increment()
             default: break
             }
         }
     }
+
+    /// The events counted so far.
+    var counts: Counts { progress.withLock { $0.counts } }
 
     /// The Prometheus text exposition.
     func exposition() -> [UInt8] {
