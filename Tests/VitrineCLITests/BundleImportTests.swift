@@ -112,6 +112,12 @@ struct BundleImportTests {
         func currentIsNew() throws -> Bool {
             try Data(contentsOf: URL(fileURLWithPath: workspace.root + "/data/current/media/clip.mp4")) == newClip
         }
+        // The moments are spread over how long one whole import takes on this host (a slow or busy
+        // machine takes longer: a fixed range would only ever kill before the switch there).
+        let timed = Date()
+        #expect(try workspace.importBundle(new).status == 0)
+        let importMicroseconds = max(50_000, UInt32(Date().timeIntervalSince(timed) * 1_000_000))
+        #expect(try workspace.importBundle(old).status == 0)
         var generator = SystemRandomNumberGenerator()
         var switched = 0
         for _ in 0..<100 {
@@ -120,7 +126,7 @@ struct BundleImportTests {
             let importer = try ChildProcess(
                 executable: CommandRunner.vitrine!,
                 arguments: ["import", wasNew ? old : new, "--directory", workspace.root + "/data", "--keys", workspace.root + "/keys"])
-            usleep(UInt32.random(in: 0...200_000, using: &generator))
+            usleep(UInt32.random(in: 0...(importMicroseconds * 6 / 5), using: &generator))
             importer.terminate(SIGKILL)
             _ = importer.wait()
             // Whatever the moment, `current` is a whole bundle that verifies against its own manifest.
