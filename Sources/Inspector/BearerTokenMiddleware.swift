@@ -46,6 +46,7 @@ struct BearerTokenMiddleware: RouterMiddleware {
 
 /// Failed authentications per client address, over a sliding minute.
 final class FailureLimiter: Sendable {
+    /// Recent failure times per client address, shared by the inspector's connections.
     private let failures = LockedValue<[String: [ContinuousClock.Instant]]>([:])
     let limit: Int
     let window: Duration = .seconds(60)

@@ -120,6 +120,7 @@ struct InspectorRoutes: Sendable {
 /// share the last one (200 clients polling cost the render thread one copy a second, made right
 /// after a refresh).
 final class ScreenshotCache: Sendable {
+    /// The last screenshot and when it was taken, shared by concurrent requests.
     private let latest = LockedValue<(taken: ContinuousClock.Instant, png: [UInt8])?>(nil)
     static let interval: Duration = .seconds(1)
 

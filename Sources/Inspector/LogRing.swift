@@ -32,6 +32,8 @@ public final class LogRing: Sendable {
         var nextSubscriber = 0
     }
 
+    /// The kept lines, their byte count and the live subscribers: appended to by every logging
+    /// thread, read by the inspector's event loop.
     private let state = LockedValue(State())
     /// The byte budget (message and metadata text).
     public let capacity: Int

@@ -52,6 +52,8 @@ public final class ProofOfPlay: Sendable {
     static let keptFiles = 4
 
     private let queue = DispatchQueue(label: "vitrine.proof-of-play")
+    /// The record on screen and the open file. Touched only on `queue`; the lock makes that
+    /// visible to the compiler (and to TSan) rather than a promise.
     private let state = LockedValue(State())
     private let hash: @Sendable (String) -> String?
 

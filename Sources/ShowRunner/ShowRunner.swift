@@ -95,6 +95,8 @@ public final class ShowRunner: @unchecked Sendable {
     ///
     /// The supervisor may build it again (``rebuildPipeline(reason:)``): read it afresh each time.
     public var player: QueuePlayer { engine.withLock { $0 } }
+    /// The player: replaced on the show's queue by ``rebuildPipeline(reason:)``, read from any
+    /// thread (the CLI's services, the supervision task), so behind a lock.
     private let engine: LockedValue<QueuePlayer>
     private let audioSink: (any AudioSink)?
     let gate: CueGate
