@@ -13,15 +13,14 @@ import Threading
 struct InspectorContext: RequestContext, RemoteAddressRequestContext {
     var coreContext: CoreRequestContextStorage
     let remoteAddress: SocketAddress?
-    let maximumBody: Int
 
     init(source: ApplicationRequestContextSource) {
         coreContext = .init(source: source)
         remoteAddress = source.channel.remoteAddress
-        maximumBody = 16 * 1024
     }
 
-    var maxUploadSize: Int { maximumBody }
+    /// The largest request body, in bytes: no endpoint takes one.
+    var maxUploadSize: Int { 16 * 1024 }
 }
 
 /// The HTTP inspector inside the player (docs/inspector.md): Hummingbird 2 on its own event-loop

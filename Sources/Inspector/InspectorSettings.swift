@@ -26,8 +26,6 @@ public struct InspectorSettings: Sendable, Hashable {
     public var requestHeadSeconds = 10
     /// The largest request header block, in bytes.
     public var maximumHeaderBytes = 16 * 1024
-    /// The largest request body, in bytes (no endpoint takes one).
-    public var maximumBodyBytes = 16 * 1024
     /// Failed authentications from one address within a minute before it is refused for a minute.
     public var failuresBeforeLockout = 10
 

@@ -304,9 +304,8 @@ struct PlayCommand: AsyncParsableCommand {
                 digests: digests, proofOfPlay: proofOfPlay,
                 audioDevice: noAudio ? nil : (audioDevice ?? "default"), configPath: configPath,
                 state: stateDirectory.map { StateStore(directory: $0) }, logs: logRing)
-            var settings = InspectorSettings(host: listen.host, port: listen.port, tokenFile: tokenFile, tlsCertificate: inspector.tlsCertificate,
+            let settings = InspectorSettings(host: listen.host, port: listen.port, tokenFile: tokenFile, tlsCertificate: inspector.tlsCertificate,
                                              tlsKey: inspector.tlsKey, allowPlainHTTP: inspector.allowPlainHTTP)
-            settings.allowPlainHTTP = inspector.allowPlainHTTP
             do {
                 services.append(try InspectorServer(settings: settings, sources: sources, logger: Logger(label: "vitrine.inspector")) { port in
                     Logger(label: "vitrine.inspector").info("inspector listening on \(listen.host):\(port)")
