@@ -35,6 +35,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.24.0"),
         .package(url: "https://github.com/swift-server/swift-prometheus.git", from: "2.0.0"),
         .package(url: "https://github.com/x-sheep/swift-property-based.git", from: "2.0.0"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.4.0"),
     ],
     targets: [
         // C libraries from Debian's -dev packages, each behind a shim header.
@@ -46,6 +47,7 @@ let package = Package(
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
         .systemLibrary(name: "CFreeType", pkgConfig: "freetype2", providers: [.apt(["libfreetype-dev"])]),
         .systemLibrary(name: "CSodium", pkgConfig: "libsodium", providers: [.apt(["libsodium-dev"])]),
+        .systemLibrary(name: "CSystemd", pkgConfig: "libsystemd", providers: [.apt(["libsystemd-dev"])]),
 
         .target(name: "MediaTime", dependencies: ["Threading"], swiftSettings: strict),
         // Named threads, ConditionLock<State, Condition>, thread ownership checks: the one threading toolkit.
@@ -98,11 +100,16 @@ let package = Package(
         // Schedule bundles from USB sticks: minisign signatures (libsodium), manifests, the atomic import.
         // SHA-256 comes from swift-crypto (BoringSSL's, with the CPU's SHA instructions): it bounds import speed.
         .target(name: "Bundles", dependencies: ["CSodium", "Threading", .product(name: "Crypto", package: "swift-crypto")], swiftSettings: strict),
+        // Reading the systemd journal (sd-journal, libsystemd): the one module that touches CSystemd.
+        .target(
+            name: "SystemJournal",
+            dependencies: ["CSystemd", "Threading", .product(name: "SystemPackage", package: "swift-system")],
+            swiftSettings: strict),
         // The HTTP inspector: Hummingbird 2 on its own event loops, TLS through swift-nio-ssl.
         .target(
             name: "Inspector",
             dependencies: [
-                "Threading",
+                "Threading", "SystemJournal",
                 .product(name: "Hummingbird", package: "hummingbird"),
                 .product(name: "HummingbirdTLS", package: "hummingbird"),
                 .product(name: "NIOSSL", package: "swift-nio-ssl"),
@@ -152,6 +159,7 @@ let package = Package(
         .testTarget(name: "BundlesTests", dependencies: ["Bundles", "ChildProcesses", "Threading"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Scheduling", "MediaSinks"]),
         .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", "ShowRunner", "Playback", "Displays", "SinkDoubles", "ChildProcesses", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")]),
+        .testTarget(name: "SystemJournalTests", dependencies: ["SystemJournal", "ChildProcesses", .product(name: "SystemPackage", package: "swift-system")]),
         .testTarget(name: "VitrineCLITests", dependencies: ["Threading", "MediaTime", "ChildProcesses"]),
     ],
     swiftLanguageModes: [.v6]

@@ -12,6 +12,7 @@ packages=(
     libasound2-dev libasound2-plugins
     libfreetype-dev fonts-dejavu-core
     libsodium-dev
+    libsystemd-dev
     # Tests: reference tools and devices.
     ffmpeg python3 python3-pip
     pulseaudio pulseaudio-utils
@@ -23,6 +24,8 @@ packages=(
     chromium chromium-driver
     # The service unit's checks (systemd-analyze verify and security).
     systemd
+    # Journal files for the journal reader's tests, made without a running journald.
+    systemd-journal-remote
     # The KMS proof in a VM.
     qemu-system-x86 qemu-utils debootstrap socat busybox-static e2fsprogs xz-utils cpio kmod
     # USB stick images for the VM import test (built without mounting).
