@@ -2,7 +2,11 @@ import FoundationEssentials
 import Hummingbird
 import Logging
 import NIOCore
+import SystemJournal
 import Threading
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The endpoints (docs/inspector.md).
 struct InspectorRoutes: Sendable {
@@ -66,7 +70,35 @@ struct InspectorRoutes: Sendable {
             guard let level = Self.level(query["priority"]) else {
                 return Self.problem(.badRequest, "priority must be one of trace, debug, info, notice, warning, error, critical")
             }
-            return try Self.json(["lines": sources.logs.lines(after: since, minimumLevel: level, limit: limit)])
+            var sinceTime: Int64?
+            if let text = query["since_time"] {
+                guard let time = LogTime.nanoseconds(parsing: text) else {
+                    return Self.problem(.badRequest, "since_time must be an ISO 8601 time with its zone (2026-11-25T08:00:00Z) or seconds since 1970")
+                }
+                sinceTime = time
+            }
+            switch query["source"] ?? "ring" {
+            case "ring":
+                return try Self.json(["lines": sources.logs.lines(after: since, minimumLevel: level, limit: limit, notBefore: sinceTime)])
+            case "journal":
+                let boot: JournalQuery.Boot
+                switch query["boot"] ?? "all" {
+                case "all": boot = .all
+                case "current": boot = .current
+                default: return Self.problem(.badRequest, "boot must be current or all")
+                }
+                guard let journal = sources.journal else {
+                    return Self.unavailable(JournalProblem(title: "the journal is not read", detail: "this player does not read the systemd journal"))
+                }
+                switch await journal.lines(minimumLevel: level, sinceNanoseconds: sinceTime, afterSequence: since, boot: boot, limit: limit) {
+                case .success(let found):
+                    return try Self.json(JournalAnswer(lines: found.lines, truncated: found.complete ? nil : true))
+                case .failure(let error):
+                    return Self.unavailable(JournalProblem(error))
+                }
+            default:
+                return Self.problem(.badRequest, "source must be ring or journal")
+            }
         }
         router.get("/api/logs/stream") { request, _ in
             let level = Self.level(request.uri.queryParameters["priority"]) ?? .trace
@@ -109,6 +141,18 @@ struct InspectorRoutes: Sendable {
         return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: try encoder.encode(value))))
     }
 
+    /// 503 with a problem document (RFC 9457) saying why the journal cannot be read; with
+    /// `Retry-After` when only too many reads at once are the reason.
+    static func unavailable(_ problem: JournalProblem) -> Response {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        var headers = HTTPFields()
+        headers[.contentType] = "application/problem+json"
+        if problem.errno == Int(EBUSY) { headers[.retryAfter] = "1" }
+        let body = (try? encoder.encode(problem)).map { ByteBuffer(bytes: $0) } ?? ByteBuffer(string: "{}")
+        return Response(status: .serviceUnavailable, headers: headers, body: .init(byteBuffer: body))
+    }
+
     static func problem(_ status: HTTPResponse.Status, _ message: String) -> Response {
         var headers = HTTPFields()
         headers[.contentType] = "text/plain; charset=utf-8"
@@ -129,5 +173,37 @@ final class ScreenshotCache: Sendable {
         let png = try await take()
         latest.withLock { $0 = (ContinuousClock.now, png) }
         return png
+    }
+}
+
+/// `/api/logs?source=journal`'s answer: the lines, oldest first; `truncated` (only when true) says
+/// the read stopped at its time budget and older matching lines may exist.
+struct JournalAnswer: Encodable {
+    var lines: [LogRing.Line]
+    var truncated: Bool?
+}
+
+/// Why the journal cannot be read, as a problem document (RFC 9457, `application/problem+json`).
+struct JournalProblem: Encodable {
+    var type = "about:blank"
+    var title: String
+    var status = 503
+    var detail: String
+    /// The `errno` value behind it (2 `ENOENT`: no journal there; 13 `EACCES`: not in the
+    /// `systemd-journal` group; 16 `EBUSY`: too many reads at once), when there is one.
+    var errno: Int?
+    /// The file or directory concerned, when there is one.
+    var path: String?
+
+    init(title: String, detail: String) {
+        self.title = title
+        self.detail = detail
+    }
+
+    init(_ error: JournalError) {
+        title = error.errno == .resourceBusy ? "the journal is busy" : "the journal cannot be read"
+        detail = error.description
+        errno = Int(error.errno.rawValue)
+        path = error.path?.string
     }
 }

@@ -29,6 +29,10 @@ public struct InspectorStatus: Codable, Sendable, Hashable {
     public var uncleanEnds: Int
     /// The last error lines of the log, newest last.
     public var lastErrors: [String]
+    /// Whether the systemd journal could be read when last tried (`/api/logs?source=journal`;
+    /// checked at most once a minute, off the request), and why not. `nil` before the first try.
+    public var journalReadable: Bool?
+    public var journalProblem: String?
 
     public init(version: String, uptimeSeconds: Double, display: String) {
         self.version = version
@@ -54,6 +58,8 @@ public struct InspectorSources: Sendable {
     /// message when it cannot be made.
     public var programme: @Sendable (_ from: String, _ to: String) async -> Result<String, InspectorError>
     public var logs: LogRing
+    /// The player's lines in the systemd journal (`/api/logs?source=journal`); `nil`: not read.
+    public var journal: JournalLogs?
     /// The Prometheus text exposition (`GET /metrics`).
     public var metrics: @Sendable () -> [UInt8]
     /// Proof of play between two ISO 8601 times (either may be open), as CSV or JSON: the content
@@ -63,8 +69,10 @@ public struct InspectorSources: Sendable {
     public init(status: @escaping @Sendable () async -> InspectorStatus, screenshot: @escaping @Sendable () async throws -> [UInt8],
                 programme: @escaping @Sendable (String, String) async -> Result<String, InspectorError>, logs: LogRing,
                 metrics: @escaping @Sendable () -> [UInt8],
-                proofOfPlay: @escaping @Sendable (String?, String?, Bool) async -> Result<(String, [UInt8]), InspectorError>) {
+                proofOfPlay: @escaping @Sendable (String?, String?, Bool) async -> Result<(String, [UInt8]), InspectorError>,
+                journal: JournalLogs? = nil) {
         self.proofOfPlay = proofOfPlay
+        self.journal = journal
         self.status = status
         self.screenshot = screenshot
         self.programme = programme

@@ -21,6 +21,24 @@ public final class LogRing: Sendable {
         public var label: String
         public var message: String
         public var metadata: [String: String]
+        /// Journal lines only (`source=journal`): the entry's cursor, its boot's ID and the
+        /// process that wrote it.
+        public var cursor: String? = nil
+        public var boot: String? = nil
+        public var pid: Int? = nil
+
+        public init(sequence: Int, timeNanoseconds: Int64, level: String, label: String, message: String, metadata: [String: String],
+                    cursor: String? = nil, boot: String? = nil, pid: Int? = nil) {
+            self.sequence = sequence
+            self.timeNanoseconds = timeNanoseconds
+            self.level = level
+            self.label = label
+            self.message = message
+            self.metadata = metadata
+            self.cursor = cursor
+            self.boot = boot
+            self.pid = pid
+        }
     }
 
     private struct State {
@@ -67,10 +85,13 @@ public final class LogRing: Sendable {
         _ = subscribers
     }
 
-    /// The lines after `sequence` at `minimumLevel` or above, the newest `limit` of them.
-    public func lines(after sequence: Int = 0, minimumLevel: Logger.Level = .trace, limit: Int = 1000) -> [Line] {
+    /// The lines after `sequence` at `minimumLevel` or above, logged at or after `notBefore`
+    /// (nanoseconds since 1970) when given, the newest `limit` of them.
+    public func lines(after sequence: Int = 0, minimumLevel: Logger.Level = .trace, limit: Int = 1000, notBefore: Int64? = nil) -> [Line] {
         state.withLock { state in
-            let kept = state.lines[state.first...].filter { $0.sequence > sequence && (Logger.Level(rawValue: $0.level) ?? .trace) >= minimumLevel }
+            let kept = state.lines[state.first...].filter {
+                $0.sequence > sequence && (Logger.Level(rawValue: $0.level) ?? .trace) >= minimumLevel && $0.timeNanoseconds >= notBefore ?? .min
+            }
             return Array(kept.suffix(max(0, limit)))
         }
     }

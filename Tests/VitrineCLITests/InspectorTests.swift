@@ -17,7 +17,7 @@ struct InspectorTests {
         let scheme: String
         let certificate: String
 
-        init(tls: Bool = false, schedule: String? = nil, mode: String = "320x240@25") throws {
+        init(tls: Bool = false, schedule: String? = nil, mode: String = "320x240@25", environment: [String: String] = [:]) throws {
             folder = try CommandRunner.temporaryDirectory("inspector")
             port = try FreePort.find()
             certificate = folder + "/inspector.crt"
@@ -54,6 +54,7 @@ struct InspectorTests {
                 \(tlsLines)
                 """.write(toFile: folder + "/vitrine.toml", atomically: true, encoding: .utf8)
             process = try ChildProcess(executable: CommandRunner.vitrine!, arguments: ["play", "--config", folder + "/vitrine.toml"],
+                                       environment: environment.isEmpty ? nil : ProcessInfo.processInfo.environment.merging(environment) { $1 },
                                        standardError: folder + "/errors.txt")
             // Ready when /healthz answers (generous deadline: a slow machine builds the display first).
             let deadline = Date().addingTimeInterval(90)

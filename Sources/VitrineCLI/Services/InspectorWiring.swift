@@ -7,6 +7,8 @@ import Playback
 import Scheduling
 import ShowRunner
 import Supervisor
+import SystemJournal
+import SystemPackage
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -17,6 +19,7 @@ enum InspectorWiring {
                         digests: FileDigestCache, proofOfPlay: ProofOfPlay?, audioDevice: String?, configPath: String?, state: StateStore?,
                         logs: LogRing) -> InspectorSources {
         let started = ContinuousClock.now
+        let journal = journalLogs()
         return InspectorSources(
             status: {
                 var status = InspectorStatus(version: VitrineCommand.configuration.version,
@@ -48,6 +51,10 @@ enum InspectorWiring {
                     status.uncleanEnds = saved.uncleanEnds
                 }
                 status.lastErrors = logs.lines(minimumLevel: .error, limit: 10).map { "\($0.label): \($0.message)" }
+                if let readability = journal.readability() {
+                    status.journalReadable = readability.readable
+                    status.journalProblem = readability.problem
+                }
                 return status
             },
             screenshot: { try display.screenshot().pngData() },
@@ -75,7 +82,22 @@ enum InspectorWiring {
                 let encoder = JSONEncoder()
                 encoder.outputFormatting = [.sortedKeys]
                 return .success(("application/json", Array((try? encoder.encode(["records": records])) ?? Data())))
-            })
+            },
+            journal: journal)
+    }
+
+    /// The journal the inspector reads (`/api/logs?source=journal`): the system journal, or the
+    /// files in `VITRINE_JOURNAL_DIRECTORY` (a copy of a screen's journal, tests); the entries of
+    /// `VITRINE_JOURNAL_UNIT`, else of the unit this process runs in under systemd, else
+    /// `vitrine.service`.
+    static func journalLogs() -> JournalLogs {
+        let environment = ProcessInfo.processInfo.environment
+        let location: JournalLocation = environment["VITRINE_JOURNAL_DIRECTORY"].map { .directory(FilePath($0)) } ?? .localSystem
+        // INVOCATION_ID: systemd started this process, so its cgroup names its unit.
+        let ownUnit = environment["INVOCATION_ID"] != nil ? Journal.unit(ofProcess: getpid()).flatMap { $0.hasSuffix(".service") ? $0 : nil } : nil
+        let journal = JournalLogs(location: location, unit: environment["VITRINE_JOURNAL_UNIT"] ?? ownUnit ?? "vitrine.service")
+        _ = journal.readability()  // the first check, so /api/status soon says whether it works
+        return journal
     }
 }
 
