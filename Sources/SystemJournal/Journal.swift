@@ -199,7 +199,7 @@ public struct Journal: ~Copyable {
             }
         }
         let reason = switch location {
-        case .localSystem: "the system journal has no files in /run/log/journal or /var/log/journal (not running under systemd?)"
+        case .localSystem: "the system journal has no files in /run/log/journal or /var/log/journal: is this machine running systemd-journald?"
         case .directory(let path): "\(path) holds no journal files"
         }
         return JournalError(operation: "sd_journal_get_usage", errno: .noSuchFileOrDirectory, reason: reason)

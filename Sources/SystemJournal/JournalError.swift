@@ -2,8 +2,8 @@ public import SystemPackage
 
 /// Why the journal could not be opened or read. sd-journal reports failures as negative `errno`
 /// values; `errno` keeps that meaning (`ENOENT`: no journal there, `EACCES`: files the user may not
-/// read, `EBUSY`: too many reads at once), `operation` names the call and `reason` says it in words
-/// an operator can act on.
+/// read, `EBUSY`: too many reads at once), `operation` names the call and `reason` (the
+/// description) says it in words an operator can act on.
 public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The failed call (`sd_journal_open_directory`, `sd_journal_previous`, …).
     public var operation: String
@@ -27,7 +27,5 @@ public struct JournalError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Whether the journal is there but this user may not read it (not in the `systemd-journal` group).
     public var isPermissionProblem: Bool { errno == .permissionDenied || errno == .notPermitted }
 
-    public var description: String {
-        reason.contains("\(errno)") ? reason : "\(reason) (\(errno))"
-    }
+    public var description: String { reason }
 }

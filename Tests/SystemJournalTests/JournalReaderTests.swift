@@ -76,7 +76,7 @@ struct JournalReaderTests {
         #expect(try Journal.currentBootID() == JournalFiles.currentBoot)
     }
 
-    @Test("a missing directory is ENOENT, an empty one has no journal files, an unreadable file is EACCES")
+    @Test("a missing directory is ENOENT, an empty one has no journal files, an unreadable file is EACCES (checked when not root)")
     func errors() throws {
         do {
             _ = try Journal(.directory("/nonexistent/vitrine-journal"))
@@ -132,5 +132,10 @@ struct JournalReaderTests {
             }
         }
         #expect(results.contains { (try? $0.get()) != nil })
+        // With no room at all, a read is refused at once.
+        switch await JournalReader(location: .directory(FilePath(sample.directory)), maximumConcurrentReads: 0).read(JournalQuery()) {
+        case .success: Issue.record("a read ran beyond the limit")
+        case .failure(let error): #expect(error.errno == .resourceBusy, "\(error)")
+        }
     }
 }
