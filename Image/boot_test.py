@@ -1,0 +1,586 @@
+#!/usr/bin/env python3
+"""The appliance image, booted in QEMU and checked from outside the guest (Image/boot-test.sh runs it).
+
+The guest is a copy of the test variant of the image (`Image/build.sh --test`): the product plus a
+root shell on its second serial port, through which this script signals the player and asks what
+only root can see. Everything else is observed the way an operator would: the screen through QEMU's
+`screendump`, the sound through QEMU's wav capture of the emulated HDA card, the player through its
+inspector on a host-forwarded HTTPS port, USB sticks plugged through QEMU's monitor.
+
+Nothing waits a fixed time for the guest: every wait polls for an event with a deadline
+(VITRINE_BOOT_TIMEOUT seconds, default 600), so a slow host is slower, not failing.
+"""
+import argparse
+import json
+import math
+import os
+import re
+import shutil
+import socket
+import ssl
+import subprocess
+import sys
+import time
+import urllib.error
+import urllib.request
+
+import numpy as np
+
+TIMEOUT = float(os.environ.get("VITRINE_BOOT_TIMEOUT", "600"))
+
+
+def say(message):
+    print(f"boot-test: {message}", file=sys.stderr, flush=True)
+
+
+class Failure(Exception):
+    pass
+
+
+def read_ppm(path):
+    data = open(path, "rb").read()
+    fields, index = [], 0
+    while len(fields) < 4:
+        while data[index:index + 1].isspace():
+            index += 1
+        if data[index:index + 1] == b"#":
+            while data[index:index + 1] not in (b"\n", b""):
+                index += 1
+            continue
+        start = index
+        while not data[index:index + 1].isspace():
+            index += 1
+        fields.append(data[start:index])
+    index += 1
+    width, height = int(fields[1]), int(fields[2])
+    pixels = np.frombuffer(data[index:index + width * height * 3], dtype=np.uint8)
+    return pixels.reshape(height, width, 3)
+
+
+def psnr(a, b):
+    mse = np.mean((a.astype(np.float64) - b.astype(np.float64)) ** 2)
+    return float("inf") if mse == 0 else 10 * math.log10(255 * 255 / mse)
+
+
+class Guest:
+    """One QEMU process: a UEFI PC with the appliance's disk, a virtio GPU, an HDA card, a network."""
+
+    def __init__(self, work, disk, ovmf_code, ovmf_vars, port, name):
+        self.work, self.disk, self.port, self.name = work, disk, port, name
+        self.ovmf_code, self.ovmf_vars = ovmf_code, ovmf_vars
+        self.monitor_path = os.path.join(work, "monitor.sock")
+        self.shell_path = os.path.join(work, "shell.sock")
+        self.console_path = os.path.join(work, f"console-{name}.log")
+        self.audio_path = os.path.join(work, f"audio-{name}.wav")
+        self.process = None
+        self.shell_socket = None
+        self.shell_buffer = b""
+        self.counter = 0
+
+    def start(self):
+        for path in (self.monitor_path, self.shell_path):
+            if os.path.exists(path):
+                os.unlink(path)
+        command = [
+            "qemu-system-x86_64", "-nodefaults", "-machine", "q35,accel=tcg", "-cpu", "max,avx2=off", "-smp", "1", "-m", "2048",
+            "-drive", f"if=pflash,format=raw,readonly=on,file={self.ovmf_code}",
+            "-drive", f"if=pflash,format=raw,file={self.ovmf_vars}",
+            "-drive", f"file={self.disk},if=virtio,format=raw,cache=writeback",
+            "-device", "virtio-vga", "-display", "none",
+            "-audiodev", f"wav,id=snd0,path={self.audio_path},out.frequency=48000",
+            "-device", "ich9-intel-hda", "-device", "hda-output,audiodev=snd0,mixer=off",
+            "-netdev", f"user,id=net0,hostfwd=tcp:127.0.0.1:{self.port}-:8443",
+            "-device", "virtio-net-pci,netdev=net0",
+            "-device", "qemu-xhci,id=xhci", "-device", "i6300esb",
+            "-rtc", "base=utc",
+            "-serial", f"file:{self.console_path}",
+            "-serial", f"unix:{self.shell_path},server=on,wait=off",
+            "-monitor", f"unix:{self.monitor_path},server=on,wait=off",
+            "-no-reboot",
+        ]
+        self.process = subprocess.Popen(command, stdin=subprocess.DEVNULL)
+        self.started = time.monotonic()
+        self.started_wall = time.time()
+        deadline = time.monotonic() + 30
+        while not os.path.exists(self.monitor_path):
+            if self.process.poll() is not None:
+                raise Failure(f"QEMU exited with status {self.process.returncode}")
+            if time.monotonic() > deadline:
+                raise Failure("QEMU never opened its monitor socket")
+            time.sleep(0.1)
+
+    def since_power_on(self):
+        return time.monotonic() - self.started
+
+    def monitor(self, command, timeout=60):
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as connection:
+            connection.settimeout(timeout)
+            connection.connect(self.monitor_path)
+            data = b""
+            while not data.endswith(b"(qemu) "):
+                chunk = connection.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            connection.sendall(command.encode() + b"\n")
+            data = b""
+            if command == "quit":
+                return ""
+            while not data.endswith(b"(qemu) "):
+                chunk = connection.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+            return data.decode(errors="replace")
+
+    def screendump(self, path):
+        if os.path.exists(path):
+            os.unlink(path)
+        self.monitor(f"screendump {path}")
+        return read_ppm(path)
+
+    # --- The test console (ttyS1): one command at a time, its output and exit status.
+    def _shell_connect(self):
+        if self.shell_socket is None:
+            connection = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            connection.connect(self.shell_path)
+            self.shell_socket = connection
+            self.shell_buffer = b""
+
+    def shell(self, command, timeout=120, check=True):
+        self._shell_connect()
+        self.counter += 1
+        tag = f"{os.getpid()}x{self.counter}"
+        line = f"stty -echo 2>/dev/null; echo @@B{tag}; {command}; echo @@E{tag} $?\n"
+        self.shell_socket.sendall(line.encode())
+        pattern = re.compile(rb"@@B" + tag.encode() + rb"\r?\n(.*?)@@E" + tag.encode() + rb" (\d+)", re.S)
+        deadline = time.monotonic() + timeout
+        while True:
+            match = pattern.search(self.shell_buffer)
+            if match:
+                self.shell_buffer = self.shell_buffer[match.end():]
+                output, status = match.group(1).decode(errors="replace").replace("\r", ""), int(match.group(2))
+                if check and status != 0:
+                    raise Failure(f"guest command failed ({status}): {command}\n{output}")
+                return output
+            remaining = deadline - time.monotonic()
+            if remaining <= 0:
+                raise Failure(f"guest command timed out after {timeout:.0f} s: {command}")
+            self.shell_socket.settimeout(min(remaining, 5))
+            try:
+                chunk = self.shell_socket.recv(65536)
+            except socket.timeout:
+                continue
+            if not chunk:
+                self.shell_socket = None
+                raise Failure("the guest's test console closed")
+            self.shell_buffer += chunk
+
+    def wait_for_shell(self, deadline):
+        while time.monotonic() < deadline:
+            self.check_running()
+            try:
+                self.shell_socket = None
+                self.shell("true", timeout=10)
+                return
+            except (Failure, OSError):
+                time.sleep(2)
+        raise Failure("the guest's test console never answered")
+
+    def check_running(self):
+        if self.process.poll() is not None:
+            raise Failure(f"QEMU exited with status {self.process.returncode}; console:\n{self.console_tail()}")
+
+    def console_tail(self, lines=40):
+        try:
+            text = open(self.console_path, errors="replace").read().splitlines()
+        except OSError:
+            return ""
+        return "\n".join("    " + line for line in text[-lines:])
+
+    def power_cut(self):
+        """QEMU quits at once: no shutdown, the guest's caches are lost as in a power cut."""
+        try:
+            self.monitor("quit", timeout=10)
+        except OSError:
+            pass
+        self.stop()
+
+    def stop(self):
+        if self.shell_socket:
+            self.shell_socket.close()
+            self.shell_socket = None
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+
+
+class Inspector:
+    """The player's HTTPS inspector through the host-forwarded port."""
+
+    def __init__(self, port, token, certificate):
+        self.base = f"https://127.0.0.1:{port}"
+        self.token = token
+        self.context = ssl.create_default_context(cafile=certificate)
+
+    def get(self, path, timeout=15):
+        request = urllib.request.Request(self.base + path, headers={"Authorization": f"Bearer {self.token}"})
+        with urllib.request.urlopen(request, timeout=timeout, context=self.context) as response:
+            return response.read()
+
+    def json(self, path):
+        return json.loads(self.get(path))
+
+    def wait_json(self, path, deadline, predicate=lambda value: True):
+        last = None
+        while time.monotonic() < deadline:
+            try:
+                value = self.json(path)
+                if predicate(value):
+                    return value
+                last = value
+            except (urllib.error.URLError, OSError, ValueError) as error:
+                last = error
+            time.sleep(2)
+        raise Failure(f"{path} never answered as expected; last: {last}")
+
+
+class Programme:
+    """What the demo schedule shows at an instant: `vitrine programme --json`, frames from
+    `vitrine thumbnails --exact`, both placed on the screen the way the player places them."""
+
+    def __init__(self, vitrine, schedule, work, width, height, around):
+        self.vitrine, self.schedule, self.work = vitrine, schedule, work
+        self.width, self.height = width, height
+        start = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(around) - 120))
+        end = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(int(around) + 4 * 3600))
+        output = subprocess.run([vitrine, "programme", schedule, "--json", "--from", start, "--to", end],
+                                check=True, capture_output=True, text=True).stdout
+        self.changes = [(self.utc(change["utc"]), change) for change in json.loads(output)["changes"]]
+
+    @staticmethod
+    def utc(text):
+        return float(subprocess.run(["date", "-u", "-d", text, "+%s"], check=True, capture_output=True, text=True).stdout)
+
+    def moment(self, utc_seconds):
+        """The media and its time on screen at this instant."""
+        current = None
+        for at, change in self.changes:
+            if at <= utc_seconds:
+                current = (at, change)
+        if current is None:
+            raise Failure(f"the programme has nothing at {utc_seconds}")
+        at, change = current
+        media = os.path.join(os.path.dirname(self.schedule), change["media"])
+        return media, change["media_time_seconds"] + (utc_seconds - at)
+
+    def frames(self, media, times):
+        """The frames the screen must show at these media times: thumbnails --exact, fitted into the
+        screen (a still: the picture itself, filling the screen as the demo asks)."""
+        folder = os.path.join(self.work, "thumbnails")
+        shutil.rmtree(folder, ignore_errors=True)
+        os.makedirs(folder)
+        w, h = self.width, self.height
+        if media.endswith(".png"):
+            sources = [media] * len(times)
+            scale = f"scale={w}:{h}:force_original_aspect_ratio=increase:flags=bilinear,crop={w}:{h}"
+        else:
+            written = subprocess.run([self.vitrine, "thumbnails", media, "--exact", "--out", folder,
+                                      "--times", ",".join(f"{max(0.0, t):.3f}" for t in times)],
+                                     capture_output=True, text=True).stdout.split()
+            sources = written
+            scale = f"scale={w}:{h}:force_original_aspect_ratio=decrease:flags=bilinear,pad={w}:{h}:(ow-iw)/2:(oh-ih)/2:black"
+        result = []
+        raw = os.path.join(self.work, "expected.rgb")
+        for source in sources:
+            subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-i", source, "-vf", scale,
+                            "-frames:v", "1", "-f", "rawvideo", "-pix_fmt", "rgb24", raw], check=True)
+            result.append(np.fromfile(raw, dtype=np.uint8).reshape(h, w, 3))
+        return result
+
+
+def picture_area(image):
+    """Where no overlay ever is in the demo: above the bottom ticker, left of the top-right logo."""
+    height, width, _ = image.shape
+    return image[: int(height * 0.85), : int(width * 0.70)]
+
+
+class BootTest:
+    def __init__(self, arguments):
+        self.arguments = arguments
+        self.work = arguments.work
+        self.results = []
+        self.figures = []
+        self.failed = False
+
+    def check(self, name, function):
+        started = time.monotonic()
+        try:
+            detail = function()
+            self.results.append((name, "ok", detail or ""))
+            say(f"{name}: ok ({time.monotonic() - started:.0f} s) {detail or ''}")
+        except Failure as error:
+            self.failed = True
+            self.results.append((name, "FAILED", str(error)))
+            say(f"{name}: FAILED: {error}")
+
+    def guest_clock_offset(self):
+        """Guest CLOCK_REALTIME minus the host's, measured through the test console."""
+        before = time.time()
+        guest = float(self.guest.shell("date +%s.%N").strip())
+        after = time.time()
+        return guest - (before + after) / 2
+
+    def shows_programme(self, image, instant):
+        """Compares the screen with the programme's frames from 1.5 s before to 1 s after the guest's
+        instant of the dump (the clock is read through the console, the dump through the monitor,
+        both late by a busy emulator's latency): the best match, and how far its moment is from
+        that instant."""
+        shifts = [round(-1.5 + 0.04 * step, 2) for step in range(63)]
+        by_media = {}
+        for shift in shifts:
+            media, seconds = self.programme.moment(instant + shift)
+            by_media.setdefault(media, []).append((shift, seconds))
+        best = (-1.0, None, None, None)
+        for media, moments in by_media.items():
+            for (shift, seconds), expected in zip(moments, self.programme.frames(media, [m[1] for m in moments])):
+                value = psnr(picture_area(expected), picture_area(image))
+                if value > best[0]:
+                    best = (value, shift, media, seconds)
+        return best
+
+    def wait_for_programme(self, deadline, what):
+        """Polls the screen until it shows the programme's frame for the guest's instant."""
+        last = "nothing but black"
+        offset = self.guest_clock_offset()
+        while time.monotonic() < deadline:
+            self.guest.check_running()
+            path = os.path.join(self.work, "screen.ppm")
+            dumped_at = time.time()
+            image = self.guest.screendump(path)
+            if picture_area(image).mean() > 8:
+                if self.programme is None:
+                    height, width, _ = image.shape
+                    self.programme = Programme(self.arguments.vitrine, self.arguments.schedule, self.work, width, height, dumped_at + offset)
+                value, shift, media, seconds = self.shows_programme(image, dumped_at + offset)
+                last = f"best {value:.1f} dB at {shift:+.2f} s ({os.path.basename(media)} {seconds:.2f} s)"
+                if value >= 28:
+                    shutil.copy(path, os.path.join(self.work, f"{what}.ppm"))
+                    return dumped_at, value, shift, media, seconds
+            time.sleep(0.5)
+        raise Failure(f"{what}: the screen never showed the programme ({last})")
+
+    def run(self):
+        arguments = self.arguments
+        deadline = lambda: time.monotonic() + TIMEOUT
+        self.inspector = Inspector(arguments.port, open(arguments.token).read().strip(), arguments.certificate)
+        self.guest = Guest(self.work, arguments.disk, arguments.ovmf_code, arguments.ovmf_vars, arguments.port, "first")
+        self.programme = None
+        try:
+            self.guest.start()
+            self.check("a power-on to first frame", self.first_frame)
+            if self.failed:
+                say("guest console:\n" + self.guest.console_tail())
+                return
+            self.check("c inspector and journal", self.inspector_and_journal)
+            self.check("h security and critical chain", self.security)
+            self.check("d kill -9 and restart", self.kill_and_restart)
+            self.check("e SIGSTOP and the watchdog", self.watchdog)
+            self.check("f USB sticks", self.usb_sticks)
+        finally:
+            self.guest.stop()
+        if not self.failed:
+            self.check("g power cuts", self.power_cuts)
+
+    # --- (a)
+    def first_frame(self):
+        end = time.monotonic() + TIMEOUT
+        self.guest.wait_for_shell(end)
+        dumped_at, value, shift, media, seconds = self.wait_for_programme(end, "first-frame")
+        power_on_to_picture = dumped_at - self.guest.started_wall
+        self.figures.append(("power-on to first frame (TCG)", f"{power_on_to_picture:.1f} s"))
+        blame = self.guest.shell("systemd-analyze 2>/dev/null | head -1; systemd-analyze blame 2>/dev/null | head -8", check=False)
+        say("systemd-analyze:\n" + "\n".join("    " + line for line in blame.splitlines()))
+        return (f"{power_on_to_picture:.1f} s from power-on; {os.path.basename(media)} at {seconds:.2f} s, "
+                f"PSNR {value:.1f} dB against `vitrine thumbnails --exact`, {shift * 1000:+.0f} ms from the guest clock's moment")
+
+    # --- (c)
+    def inspector_and_journal(self):
+        end = time.monotonic() + TIMEOUT
+        status = self.inspector.wait_json("/api/status", end, lambda s: s.get("positionSeconds") is not None)
+        if status.get("entry") != "fallback" or "demo" not in (status.get("scheduleFile") or ""):
+            raise Failure(f"status does not show the demo playing: {status}")
+        state = status.get("state") or status.get("timeControlStatus")
+        if state is not None and state != "playing":
+            raise Failure(f"status says {state}, not playing")
+        logs = self.inspector.json("/api/logs?source=journal&boot=current&limit=2000")
+        lines = logs.get("lines", [])
+        if not lines:
+            raise Failure("the journal has no lines of the player for this boot")
+        return f"status {status.get('display')}, item {status.get('item')} at {status.get('positionSeconds')} s; {len(lines)} journal lines this boot"
+
+    # --- (h)
+    def security(self):
+        output = self.guest.shell("systemd-analyze security vitrine.service --no-pager 2>&1 | tail -1")
+        match = re.search(r"Overall exposure level for vitrine.service: ([0-9.]+)", output)
+        if not match:
+            raise Failure(f"no exposure level: {output}")
+        exposure = float(match.group(1))
+        chain = self.guest.shell("systemd-analyze critical-chain vitrine.service --no-pager 2>&1 | tail -n +3", check=False)
+        say("critical chain:\n" + "\n".join("    " + line for line in chain.splitlines()))
+        self.figures.append(("vitrine.service exposure (guest)", f"{exposure}"))
+        if exposure > 2.0:
+            raise Failure(f"exposure {exposure} > 2.0")
+        return f"exposure {exposure}"
+
+    def main_pid(self):
+        return int(self.guest.shell("systemctl show -P MainPID vitrine.service").strip() or 0)
+
+    def wait_restarted(self, old_pid, end):
+        while time.monotonic() < end:
+            pid = self.main_pid()
+            if pid not in (0, old_pid):
+                return pid
+            time.sleep(1)
+        raise Failure(f"the player (pid {old_pid}) was never restarted")
+
+    # --- (d)
+    def kill_and_restart(self):
+        end = time.monotonic() + TIMEOUT
+        pid = self.main_pid()
+        killed_at = time.monotonic()
+        self.guest.shell(f"kill -9 {pid}")
+        new_pid = self.wait_restarted(pid, end)
+        # Black (or the console) first, then the programme again.
+        _, value, shift, media, seconds = self.wait_for_programme(end, "after-kill")
+        back = time.monotonic() - killed_at
+        self.figures.append(("kill -9 to picture back", f"{back:.1f} s"))
+        return f"pid {pid} -> {new_pid}; picture back after {back:.1f} s at the programme's position ({shift * 1000:+.0f} ms, {value:.1f} dB)"
+
+    # --- (e)
+    def watchdog(self):
+        end = time.monotonic() + TIMEOUT
+        pid = self.main_pid()
+        stopped_at = time.monotonic()
+        self.guest.shell(f"kill -STOP {pid}")
+        new_pid = self.wait_restarted(pid, end)
+        restarted_after = time.monotonic() - stopped_at
+        log = self.guest.shell("journalctl -b -u vitrine.service --no-pager -o cat | grep -i watchdog | tail -3", check=False)
+        if "atchdog" not in log:
+            raise Failure(f"the journal does not say the watchdog fired:\n{log}")
+        _, value, shift, media, seconds = self.wait_for_programme(end, "after-watchdog")
+        back = time.monotonic() - stopped_at
+        self.figures.append(("SIGSTOP to restart / picture back", f"{restarted_after:.1f} s / {back:.1f} s"))
+        return f"restarted {restarted_after:.1f} s after SIGSTOP (WatchdogSec=30s), picture back after {back:.1f} s; journal: {log.strip().splitlines()[-1]}"
+
+    # --- (f)
+    def plug(self, image, name):
+        self.guest.monitor(f"drive_add 0 if=none,id={name},file={image},format=raw,readonly=on")
+        output = self.guest.monitor(f"device_add usb-storage,bus=xhci.0,drive={name},id={name}dev")
+        if "rror" in output:
+            raise Failure(f"device_add: {output}")
+
+    def unplug(self, name):
+        self.guest.monitor(f"device_del {name}dev")
+
+    def screen_colour(self):
+        image = self.guest.screendump(os.path.join(self.work, "screen.ppm"))
+        h, w, _ = image.shape
+        return image[h // 4: h * 3 // 4, w // 4: w * 3 // 4].reshape(-1, 3).mean(axis=0)
+
+    def wait_colour(self, colour, end, what):
+        last = None
+        while time.monotonic() < end:
+            last = self.screen_colour()
+            if np.all(np.abs(last - np.array(colour)) < 24):
+                return
+            time.sleep(1)
+        raise Failure(f"{what}: the screen never turned {colour} (last {last.round()})")
+
+    def usb_sticks(self):
+        end = time.monotonic() + TIMEOUT
+        self.plug(self.arguments.good_stick, "good")
+        self.wait_colour((0, 128, 255), end, "signed bundle")
+        status = self.inspector.json("/api/status")
+        if "bundles" not in (status.get("scheduleFile") or ""):
+            raise Failure(f"status does not name the imported bundle: {status.get('scheduleFile')}")
+        self.unplug("good")
+        self.plug(self.arguments.bad_stick, "bad")
+        # The import refuses it; the journal says why; the imported content goes on.
+        while time.monotonic() < end:
+            log = self.guest.shell("journalctl -b --no-pager -o cat -u 'vitrine-import@*' | grep -iE 'refused|signature' | tail -2", check=False)
+            if log.strip():
+                break
+            time.sleep(2)
+        else:
+            raise Failure("the bad stick's import never reported a refusal")
+        self.wait_colour((0, 128, 255), end, "after the bad stick")
+        self.unplug("bad")
+        return f"signed bundle on screen; bad signature refused ({log.strip().splitlines()[-1]}), old content continues"
+
+    # --- (g)
+    def power_cuts(self):
+        arguments = self.arguments
+        # Cut the power in the middle of an import of a big bundle.
+        guest = Guest(self.work, arguments.disk, arguments.ovmf_code, arguments.ovmf_vars, arguments.port, "cut-import")
+        self.guest = guest
+        try:
+            guest.start()
+            end = time.monotonic() + TIMEOUT
+            guest.wait_for_shell(end)
+            self.wait_colour((0, 128, 255), end, "boot after the sticks")
+            self.plug(arguments.big_stick, "big")
+            while time.monotonic() < end:
+                copying = guest.shell("ls -a /var/lib/private/vitrine/bundles/ 2>/dev/null | grep -c staging || true", check=False)
+                if copying.strip() not in ("", "0"):
+                    break
+                time.sleep(0.5)
+            else:
+                raise Failure("the big bundle's import never started")
+            guest.power_cut()
+        finally:
+            guest.stop()
+        for name in ("after-import-cut", "after-playback-cut"):
+            guest = Guest(self.work, arguments.disk, arguments.ovmf_code, arguments.ovmf_vars, arguments.port, name)
+            self.guest = guest
+            try:
+                guest.start()
+                end = time.monotonic() + TIMEOUT
+                guest.wait_for_shell(end)
+                self.wait_colour((0, 128, 255), end, f"{name}: the last complete bundle")
+                fsck = guest.shell("journalctl -b --no-pager -o cat -u 'systemd-fsck*' | tail -3; "
+                                   "dmesg | grep -E 'EXT4-fs.*(recovery|error)|EROFS' | tail -3", check=False)
+                if re.search(r"error|corrupt", fsck, re.I) and "clean" not in fsck:
+                    raise Failure(f"{name}: file system trouble:\n{fsck}")
+                say(f"{name}: " + " | ".join(fsck.strip().splitlines()))
+                if name == "after-import-cut":
+                    guest.power_cut()
+            finally:
+                guest.stop()
+        return "after a cut during an import and one during playback the last complete bundle plays; fsck clean"
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    for name in ("work", "disk", "ovmf-code", "ovmf-vars", "vitrine", "schedule", "token", "certificate",
+                 "good-stick", "bad-stick", "big-stick"):
+        parser.add_argument("--" + name, required=True)
+    parser.add_argument("--port", type=int, required=True)
+    arguments = parser.parse_args()
+    test = BootTest(arguments)
+    test.run()
+    print()
+    print("appliance boot test:")
+    for name, outcome, detail in test.results:
+        print(f"  {outcome:6} {name}: {detail}")
+    for name, value in test.figures:
+        print(f"  figure: {name}: {value}")
+    sys.exit(1 if test.failed else 0)
+
+
+if __name__ == "__main__":
+    main()
