@@ -70,19 +70,17 @@ enum TokenFile {
         defer { fclose(file) }
         var buffer = [CChar](repeating: 0, count: 4096)
         guard fgets(&buffer, Int32(buffer.count), file) != nil else { throw InspectorError("\(path): the token file is empty") }
-        let line = String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-        let token = line.trimmingCharacters(in: " \t\r\n")
+        let token = trimmed(buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) })
         guard token.count >= 16 else { throw InspectorError("\(path): the token is shorter than 16 characters") }
         return token
     }
-}
 
-extension String {
-    func trimmingCharacters(in set: String) -> String {
-        let characters = Set(set)
-        var text = Substring(self)
-        while let first = text.first, characters.contains(first) { text = text.dropFirst() }
-        while let last = text.last, characters.contains(last) { text = text.dropLast() }
-        return String(text)
+    /// The line without the blanks around it. Bytes, not `Character`s: "\r\n" is one Character, so a
+    /// set of Characters holding "\r" and "\n" would never match the lone "\n" of `echo … > file`.
+    static func trimmed(_ line: [UInt8]) -> String {
+        let blank: Set<UInt8> = [0x20, 0x09, 0x0D, 0x0A]
+        let start = line.firstIndex { !blank.contains($0) } ?? line.endIndex
+        let end = (line.lastIndex { !blank.contains($0) }).map { $0 + 1 } ?? start
+        return String(decoding: line[start..<max(start, end)], as: UTF8.self)
     }
 }
