@@ -12,6 +12,11 @@ public struct InspectorStatus: Codable, Sendable, Hashable {
     public var item: Int?
     public var media: String?
     public var positionSeconds: Double?
+    /// The player's `timeControlStatus`, as AVPlayer names it: `playing`, `paused` or
+    /// `waitingToPlayAtSpecifiedRate`; with the last, `waitingReason` says why (`noItemToPlay`,
+    /// `toMinimizeStalls`: opening or starved, `itemFailed`: a failed item is held).
+    public var state: String?
+    public var waitingReason: String?
     /// When the programme next changes (ISO 8601, UTC), if within its horizon.
     public var nextChange: String?
     /// The display (`KMS /dev/dri/card0 HDMI-A-1 1920x1080@60`, `headless 1920x1080@60`).

@@ -122,6 +122,7 @@ struct InspectorTests {
         #expect((status["media"] as? String)?.hasSuffix(".mp4") == true, "\(status)")
         #expect((status["display"] as? String)?.contains("headless 320x240") == true)
         #expect(status["entry"] as? String == "fallback")
+        #expect(status["state"] as? String == "playing", "\(status)")
         #expect((status["scheduleSHA256"] as? String)?.count == 64)
         #expect(status["version"] as? String != nil)
 

@@ -31,6 +31,13 @@ enum InspectorWiring {
                     status.scheduleFile = schedule.sourcePath
                     status.scheduleSHA256 = digests.sha256(path: schedule.sourcePath)
                     status.entry = show.currentEntryName
+                    switch show.player.timeControlStatus {
+                    case .playing: status.state = "playing"
+                    case .paused: status.state = "paused"
+                    case .waitingToPlayAtSpecifiedRate(let reason):
+                        status.state = "waitingToPlayAtSpecifiedRate"
+                        status.waitingReason = reason.rawValue
+                    }
                     if let now = show.currentScheduleNow() {
                         status.nextChange = ScheduleResolver(schedule: schedule).resolve(at: now).nextChange?.description
                     }
