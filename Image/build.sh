@@ -92,6 +92,7 @@ system_packages=(
     fonts-dejavu-core                          # the overlays' default font
     tzdata                                     # schedules name time zones
     chrony                                     # the wall clock that places programmes
+    systemd-boot-efi                           # the boot loader, copied to the ESP
 )
 packages=$(printf '%s\n' "${system_packages[@]}" "${library_packages[@]}" | sort -u | paste -sd, -)
 base=$cache/base
@@ -219,8 +220,7 @@ mke2fs -q -t ext4 -L vitrine-data -U 6b1b1e0c-7a1e-4a8f-9d0e-d47a0000d47a -E roo
 esp_mb=$(( ( $(stat -c %s "$kernel") + $(stat -c %s "$initrd") ) / 1048576 + 32 ))
 mkfs.vfat -F 32 -n VITRINE-ESP --invariant -C "$work/esp.vfat" $((esp_mb * 1024)) >/dev/null
 mmd -i "$work/esp.vfat" ::/EFI ::/EFI/BOOT ::/loader ::/loader/entries ::/vitrine
-mcopy -i "$work/esp.vfat" "$root/usr/lib/systemd/boot/efi/systemd-bootx64.efi" ::/EFI/BOOT/BOOTX64.EFI 2>/dev/null \
-    || mcopy -i "$work/esp.vfat" /usr/lib/systemd/boot/efi/systemd-bootx64.efi ::/EFI/BOOT/BOOTX64.EFI
+mcopy -i "$work/esp.vfat" "$root/usr/lib/systemd/boot/efi/systemd-bootx64.efi" ::/EFI/BOOT/BOOTX64.EFI
 mcopy -i "$work/esp.vfat" "$kernel" ::/vitrine/vmlinuz
 mcopy -i "$work/esp.vfat" "$initrd" ::/vitrine/initrd.img
 root_partuuid=0e5a1c3d-7b2f-4c8e-9a61-7f1e0000c0de

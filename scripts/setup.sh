@@ -30,6 +30,9 @@ packages=(
     qemu-system-x86 qemu-utils debootstrap socat busybox-static e2fsprogs xz-utils cpio kmod
     # USB stick images for the VM import test (built without mounting).
     dosfstools mtools exfatprogs
+    # The appliance image (Image/build.sh) and its boot test: Debian's bootstrapper, the read-only
+    # root's and the partition table's tools, UEFI firmware for QEMU.
+    mmdebstrap erofs-utils fdisk bmap-tools ovmf
     # Benchmarks.
     mpv hyperfine time
 )
@@ -60,6 +63,12 @@ fi
 if ! python3 -c 'import selenium' 2>/dev/null; then
     python3 -m pip install --quiet selenium 2>/dev/null \
         || python3 -m pip install --quiet --break-system-packages selenium
+fi
+
+# numpy compares screendumps and audio captures in the appliance's boot test.
+if ! python3 -c 'import numpy' 2>/dev/null; then
+    python3 -m pip install --quiet numpy 2>/dev/null \
+        || python3 -m pip install --quiet --break-system-packages numpy
 fi
 
 if ! command -v swift >/dev/null 2>&1; then
