@@ -28,4 +28,19 @@ measure() {
     /usr/bin/time -f "%e %U %S %M" -o "$out" "$@" > /dev/null
 }
 
+# result WHAT VITRINE REFERENCE RATIO TARGET: the benchmark's one machine-readable line, which
+# Benchmarks/run-all.sh gathers into its table. TARGET is "<= X" or ">= X"; pass when RATIO meets it.
+result() {
+    python3 - "$@" <<'PY'
+import sys
+what, ours, theirs, ratio, target = sys.argv[1:6]
+op, bound = target.split()
+try:
+    ok = float(ratio) <= float(bound) if op == "<=" else float(ratio) >= float(bound)
+except ValueError:
+    ok = False
+print("RESULT\t" + "\t".join([what, ours, theirs, ratio, target, "pass" if ok else "FAIL"]))
+PY
+}
+
 ratio() { python3 -c "import sys; a, b = float(sys.argv[1]), float(sys.argv[2]); print(f'{a / b:.3f}' if b else 'n/a')" "$1" "$2"; }

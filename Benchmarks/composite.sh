@@ -6,6 +6,7 @@
 #   bash Benchmarks/composite.sh [FRAMES]
 set -euo pipefail
 cd "$(dirname "$0")/.."
+source Benchmarks/common.sh
 frames=${1:-300}
 swift build -c release --product vitrine >/dev/null
 bin=$(swift build -c release --show-bin-path)/vitrine
@@ -13,6 +14,7 @@ echo "machine: $(nproc) cores; renderer: $(LP_DEBUG= eglinfo -p surfaceless 2>/d
 line=$("$bin" bench composite --frames "$frames" --required 30)
 echo "$line"
 fps=$(sed -n 's/.* fps=\([0-9.]*\).*/\1/p' <<<"$line")
+result "compositing, 1080p video + 2 overlays (fps / 30)" "$fps fps" "30 fps required" "$(ratio "$fps" 30)" ">= 2.0"
 awk -v fps="$fps" 'BEGIN {
     printf "vitrine composite: %.1f fps   required: 30 fps   ratio: %.2fx (goal >= 2x)\n", fps, fps / 30
     exit (fps >= 30 ? 0 : 1)

@@ -62,4 +62,6 @@ print(f"  without clients : {q[0]} frames, {q[1]} dropped, frame-interval p99 {q
 print(f"  50 connections  : {l[0]} frames, {l[1]} dropped, frame-interval p99 {l[2]:.1f} ms; "
       f"GET /api/status {clients['requests_per_second']} requests/s ({clients['answered']} answered, {clients['errors']} errors)")
 print(f"  frame-interval p99 ratio (loaded / quiet, target 1.0): {l[2] / q[2]:.3f}")
+r = l[2] / q[2]
+print(f"RESULT\tframe-interval p99 under inspector load ({clients['requests_per_second']} req/s)\t{l[2]:.1f} ms loaded\t{q[2]:.1f} ms quiet\t{r:.3f}\t<= 1.05\t{'pass' if r <= 1.05 else 'FAIL'}")
 PY

@@ -48,4 +48,6 @@ for path in files:
     ratios.append(ours / theirs)
     print(f"{path.split('/')[-1]:<20} {ours * 1000:>11.2f} {theirs * 1000:>11.2f} {ours / theirs:>7.3f}")
 print(f"median wall-time ratio vitrine/ffprobe over {len(files)} files x {runs} runs: {statistics.median(ratios):.3f} (target <= 1.0)")
+median = statistics.median(ratios)
+print(f"RESULT\tprobe --json, median over {len(files)} files\t{median:.3f} x ffprobe\tffprobe -of json\t{median:.3f}\t<= 1.0\t{'pass' if median <= 1.0 else 'FAIL'}")
 PY

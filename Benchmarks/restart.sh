@@ -66,4 +66,5 @@ print(f"restart after kill -9 -> first frame, 1080p30 H.264 mid-item, median of 
 print(f"  vitrine (headless EGL, schedule, exact seek): {v:.0f} ms  (min {min(restarts):.0f}, max {max(restarts):.0f})")
 print(f"  mpv --vo=null start -> first frame -> exit  : {m:.0f} ms  (min {min(mpv):.0f}, max {max(mpv):.0f})")
 print(f"  ratio (vitrine / mpv, target <= 1.5): {v / m:.3f}")
+print(f"RESULT\tkill -9 to first frame, mid-item\t{v:.0f} ms\tmpv start to frame {m:.0f} ms\t{v / m:.3f}\t<= 1.5\t{'pass' if v / m <= 1.5 else 'FAIL'}")
 PY
