@@ -21,6 +21,9 @@ let package = Package(
         .library(name: "Audio", targets: ["Audio"]),
         .library(name: "Scheduling", targets: ["Scheduling"]),
         .library(name: "ShowRunner", targets: ["ShowRunner"]),
+        // For the fuzz targets in Fuzz/ (a package of its own that depends on this one).
+        .library(name: "Config", targets: ["Config"]),
+        .library(name: "Bundles", targets: ["Bundles"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.5.0"),

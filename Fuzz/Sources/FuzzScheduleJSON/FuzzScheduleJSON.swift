@@ -1,0 +1,8 @@
+import ScheduleFuzzing
+
+/// Schedule files in JSON, through reading, validation and a day of programme.
+@_cdecl("LLVMFuzzerTestOneInput")
+public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
+    ScheduleFuzzing.run(data, size, format: .json)
+    return 0
+}
