@@ -25,6 +25,9 @@ public struct BundleManifest: Sendable, Hashable {
     public static let scheduleNames = ["schedule.toml", "schedule.json"]
     /// A manifest larger than this is refused unread.
     public static let maximumSize = 16 << 20
+    /// The most bytes a bundle's files may add up to (1 PiB: more than any stick holds), so that
+    /// sizes, their total and the free-space arithmetic on them never overflow.
+    public static let maximumTotalSize: Int64 = 1 << 50
 
     public var entries: [Entry]
 
@@ -49,6 +52,7 @@ public struct BundleManifest: Sendable, Hashable {
         var problems: [BundleProblem] = []
         var entries: [Entry] = []
         var seen: [String: Int] = [:]
+        var total: Int64 = 0
         for (index, raw) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
             let line = index + 1
             if raw.isEmpty { continue }
@@ -66,6 +70,10 @@ public struct BundleManifest: Sendable, Hashable {
                 problems.append(BundleProblem(origin, line: line, "expected a size in bytes, found \"\(sizeText.prefix(40))\""))
                 continue
             }
+            guard size <= maximumTotalSize - total else {
+                problems.append(BundleProblem(origin, line: line, "the sizes add up to more than \(maximumTotalSize) bytes (1 PiB) here: no bundle is that large"))
+                continue
+            }
             if let reason = pathProblem(path) {
                 problems.append(BundleProblem(origin, line: line, "\"\(path)\": \(reason)"))
                 continue
@@ -79,6 +87,7 @@ public struct BundleManifest: Sendable, Hashable {
                 continue
             }
             seen[path] = line
+            total += size
             entries.append(Entry(sha256: hash, size: size, path: path, line: line))
         }
         let manifest = BundleManifest(entries: entries)

@@ -28,6 +28,9 @@ struct ManifestTests {
               ("\(hash) 1", 1, "SHA256 SIZE PATH"),
               ("\(hash) 1 schedule.toml\n\(hash) 2 schedule.toml", 2, "listed twice"),
               ("\(hash) 1 MANIFEST", 1, "must not list itself"),
+              // Sizes whose total overflowed Int64 crashed totalSize (found by Fuzz/FuzzBundleManifest).
+              ("\(hash) 9223372036854775807 schedule.toml\n\(hash) 1 a.mp4", 1, "add up to more than"),
+              ("\(hash) 600000000000000 schedule.toml\n\(hash) 600000000000000 a.mp4", 2, "add up to more than"),
           ])
     func refuses(line: String, at number: Int, reason: String) {
         let (manifest, problems) = BundleManifest.parse(Array((line + "\n").utf8), origin: "vitrine/MANIFEST")
