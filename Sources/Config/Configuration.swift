@@ -80,6 +80,9 @@ public struct Configuration: Sendable, Hashable {
         public var trustedKeys: String = Bundles.defaultTrustedKeys
         /// Accept bundles without a signature (a bad signature is refused regardless).
         public var acceptUnsigned = false
+        /// Until a bundle is imported, say on screen how to configure the screen (a USB stick, the
+        /// inspector's URL): for an appliance whose schedule is the built-in demo.
+        public var setupHint = false
         /// Megabytes that must stay free on the data partition after an import.
         public var keepFreeMegabytes = 64
 

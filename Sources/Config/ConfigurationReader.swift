@@ -15,7 +15,7 @@ public enum ConfigurationReader {
 
     static let topKeys = ["schedule", "state_directory", "presentation_log", "display", "audio", "import", "inspector"]
     static let inspectorKeys = ["listen", "token_file", "tls_certificate", "tls_key", "allow_plain_http"]
-    static let importKeys = ["directory", "trusted_keys", "accept_unsigned", "keep_free_mb"]
+    static let importKeys = ["directory", "trusted_keys", "accept_unsigned", "keep_free_mb", "setup_hint"]
     static let displayKeys = ["kind", "connector", "mode", "rotation", "gravity"]
     static let audioKeys = ["enabled", "device", "volume"]
 
@@ -105,6 +105,9 @@ public enum ConfigurationReader {
                 if let path = absolutePath(bundles, "trusted_keys") { configuration.bundles.trustedKeys = path }
                 if let node = bundles["accept_unsigned"], let accept = log.bool(node, "accept_unsigned") {
                     configuration.bundles.acceptUnsigned = accept
+                }
+                if let node = bundles["setup_hint"], let hint = log.bool(node, "setup_hint") {
+                    configuration.bundles.setupHint = hint
                 }
                 if let node = bundles["keep_free_mb"], let megabytes = log.integer(node, "keep_free_mb") {
                     if (0...1_000_000).contains(megabytes) { configuration.bundles.keepFreeMegabytes = Int(megabytes) } else {

@@ -154,13 +154,13 @@ struct PlayCommand: AsyncParsableCommand {
             try command.apply(configuration)
             command.configFile = nil
             try command.validate()
-            return try await command.play(inspector: configuration.inspector, configPath: configFile)
+            return try await command.play(inspector: configuration.inspector, configPath: configFile, setupHint: configuration.bundles.setupHint)
         }
-        try await play(inspector: nil, configPath: nil)
+        try await play(inspector: nil, configPath: nil, setupHint: false)
     }
 
     /// Plays, with the configuration's inspector when it has one.
-    private func play(inspector: Configuration.Inspector?, configPath: String?) async throws {
+    private func play(inspector: Configuration.Inspector?, configPath: String?, setupHint: Bool) async throws {
         MemoryTuning.keepLargeBuffersMapped()
         // Native journal entries under systemd, plain lines on a terminal; the inspector's ring
         // keeps the recent ones for /api/logs.
@@ -317,6 +317,11 @@ struct PlayCommand: AsyncParsableCommand {
         if case .show(let show) = playback, let importDirectory {
             services.append(ImportFollowService(store: BundleStore(directory: importDirectory), show: show, display: screen,
                                                 logger: Logger(label: "vitrine.import")))
+            // An appliance with no bundle yet says how to give it one ([import] setup_hint).
+            if setupHint {
+                services.append(SetupHintService(store: BundleStore(directory: importDirectory), display: screen, inspector: inspector,
+                                                 logger: Logger(label: "vitrine.setup")))
+            }
         }
         services.append(PlaybackService(playback: playback, limit: limit, clock: MonotonicClock(), pollInterval: .milliseconds(20),
                                         notifier: notifier))

@@ -17,7 +17,8 @@ struct InspectorTests {
         let scheme: String
         let certificate: String
 
-        init(tls: Bool = false, schedule: String? = nil, mode: String = "320x240@25", environment: [String: String] = [:]) throws {
+        init(tls: Bool = false, schedule: String? = nil, mode: String = "320x240@25", environment: [String: String] = [:],
+             listenHost: String = "127.0.0.1", setupHint: Bool = false) throws {
             folder = try CommandRunner.temporaryDirectory("inspector")
             port = try FreePort.find()
             certificate = folder + "/inspector.crt"
@@ -49,8 +50,9 @@ struct InspectorTests {
                 enabled = false
                 [import]
                 directory = "\(folder)/bundles"
+                setup_hint = \(setupHint)
                 [inspector]
-                listen = "127.0.0.1:\(port)"
+                listen = "\(listenHost):\(port)"
                 token_file = "token"
                 \(tlsLines)
                 """.write(toFile: folder + "/vitrine.toml", atomically: true, encoding: .utf8)
