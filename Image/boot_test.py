@@ -304,9 +304,16 @@ class Programme:
 
 
 def picture_area(image):
-    """Where no overlay ever is in the demo: above the bottom ticker, left of the top-right logo."""
+    """Where no overlay ever is on the unconfigured demo: below the player's setup hint (the top
+    tenth), left of the demo's top-right logo, above the bottom tenth (the import notices)."""
     height, width, _ = image.shape
-    return image[: int(height * 0.85), : int(width * 0.70)]
+    return image[int(height * 0.10): int(height * 0.85), : int(width * 0.70)]
+
+
+def hint_band(image):
+    """Where the player's setup hint is drawn: the middle of the top line."""
+    height, width, _ = image.shape
+    return image[int(height * 0.03): int(height * 0.08), int(width * 0.25): int(width * 0.75)]
 
 
 class BootTest:
@@ -371,6 +378,7 @@ class BootTest:
                 last = f"best {value:.1f} dB at {shift:+.2f} s ({os.path.basename(media)} {seconds:.2f} s)"
                 if value >= 28:
                     shutil.copy(path, os.path.join(self.work, f"{what}.ppm"))
+                    self.last_match = (image, media, seconds)
                     return dumped_at, value, shift, media, seconds
             time.sleep(0.5)
         raise Failure(f"{what}: the screen never showed the programme ({last})")
@@ -413,6 +421,11 @@ class BootTest:
         self.figures.append(("power-on to first frame (TCG)", f"{power_on_to_picture:.1f} s: firmware and boot loader "
                              f"{before_kernel:.1f} s, kernel to the player's start {player_start:.1f} s, the player's start "
                              f"to its first frame {power_on_to_picture - before_kernel - player_start:.1f} s"))
+        # The setup hint is drawn over the programme (text where the frame has none).
+        image, media_shown, seconds_shown = self.last_match
+        expected = self.programme.frames(media_shown, [seconds_shown])[0]
+        if psnr(hint_band(expected), hint_band(image)) > 25:
+            raise Failure("the setup hint is not on the screen")
         grown = self.guest.shell("df -B1M --output=size /var | tail -1").strip()
         if int(grown) < 2000:
             raise Failure(f"the data partition was not grown to the 3 GiB disk: /var has {grown} MiB")
@@ -500,6 +513,17 @@ class BootTest:
         lines = logs.get("lines", [])
         if not lines:
             raise Failure("the journal has no lines of the player for this boot")
+        # The setup hint names the inspector at the guest's address once DHCP gave it one (QEMU's
+        # user network: 10.0.2.15), as its log line in the journal says.
+        wanted = f"https://10.0.2.15:8443/"
+        while True:
+            hints = [l.get("message", "") for l in self.inspector.json("/api/logs?source=journal&boot=current&limit=2000").get("lines", [])
+                     if l.get("label") == "vitrine.setup"]
+            if any(wanted in hint for hint in hints):
+                break
+            if time.monotonic() > end:
+                raise Failure(f"the setup hint never named {wanted}: {hints}")
+            time.sleep(2)
         return f"status {status.get('state')} on {status.get('display')}, item {status.get('item')} at {status.get('positionSeconds')} s; {len(lines)} journal lines this boot"
 
     # --- (h)
@@ -514,7 +538,12 @@ class BootTest:
         self.figures.append(("vitrine.service exposure (guest)", f"{exposure}"))
         if exposure > 2.0:
             raise Failure(f"exposure {exposure} > 2.0")
-        return f"exposure {exposure}"
+        # systemd arms the board's watchdog (the emulated i6300esb here): RuntimeWatchdogSec=.
+        watchdog = self.guest.shell("systemctl show -P WatchdogDevice; systemctl show -P RuntimeWatchdogUSec; "
+                                    "journalctl -b -o cat --no-pager -t systemd | grep -i 'hardware watchdog' | tail -1", check=False)
+        if "30s" not in watchdog and "30000000" not in watchdog:
+            raise Failure(f"the hardware watchdog is not armed at 30 s: {watchdog}")
+        return f"exposure {exposure}; hardware watchdog: {' '.join(watchdog.split())}"
 
     def main_pid(self):
         return int(self.guest.shell("systemctl show -P MainPID vitrine.service").strip() or 0)
@@ -584,6 +613,13 @@ class BootTest:
         end = time.monotonic() + TIMEOUT
         self.plug(self.arguments.good_stick, "good")
         self.wait_colour((0, 128, 255), end, "signed bundle")
+        # A bundle is current: the setup hint goes (it is looked at every 5 s).
+        # The bundle's picture is one flat colour (with black bars): without the hint every row of
+        # the band is uniform; text makes its rows vary.
+        while hint_band(self.guest.screendump(os.path.join(self.work, "screen.ppm"))).astype(np.float64).std(axis=1).max() >= 12:
+            if time.monotonic() > end:
+                raise Failure("the setup hint stayed on screen after the bundle was imported")
+            time.sleep(1)
         status = self.inspector.json("/api/status")
         if "bundles" not in (status.get("scheduleFile") or ""):
             raise Failure(f"status does not name the imported bundle: {status.get('scheduleFile')}")
