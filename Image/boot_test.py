@@ -343,16 +343,22 @@ class BootTest:
         return guest - (before + after) / 2
 
     def shows_programme(self, image, instant):
-        """Compares the screen with the programme's frames from 1.5 s before to 1 s after the guest's
-        instant of the dump (the clock is read through the console, the dump through the monitor,
-        both late by a busy emulator's latency): the best match, and how far its moment is from
-        that instant."""
-        shifts = [round(-1.5 + 0.04 * step, 2) for step in range(63)]
+        """Compares the screen with the programme's frames from 6 s before to 1 s after the guest's
+        instant of the dump, every 0.2 s, then every frame (0.04 s) around the best: the best
+        match, and how far its moment is from that instant. A show starts at the position of the
+        instant it resolved the programme and runs on from there, so a slow start (a busy emulator
+        decodes the first frame in seconds) leaves the picture behind the wall clock until wall-clock
+        slaving exists; the clock itself is read through the console and the dump through the
+        monitor, both late by the emulator's latency."""
+        best = self.best_match(image, instant, [round(-6.0 + 0.2 * step, 2) for step in range(36)])
+        around = best[1]
+        return self.best_match(image, instant, [round(around + 0.04 * step, 2) for step in range(-5, 6)], best)
+
+    def best_match(self, image, instant, shifts, best=(-1.0, None, None, None)):
         by_media = {}
         for shift in shifts:
             media, seconds = self.programme.moment(instant + shift)
             by_media.setdefault(media, []).append((shift, seconds))
-        best = (-1.0, None, None, None)
         for media, moments in by_media.items():
             for (shift, seconds), expected in zip(moments, self.programme.frames(media, [m[1] for m in moments])):
                 value = min(psnr(picture_area(expected), picture_area(image)), 60.0)
