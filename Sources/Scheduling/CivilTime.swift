@@ -219,5 +219,7 @@ func parseFraction(_ digits: String) -> Int? {
 }
 
 extension Character {
-    var isASCIIDigit: Bool { ("0"..."9").contains(self) }
+    /// One of the ASCII digits 0 to 9, alone: a digit with a combining mark ("0\u{652}") is not
+    /// one, although it sorts between "0" and "9" (and `Int` would refuse it).
+    var isASCIIDigit: Bool { asciiValue.map { (0x30...0x39).contains($0) } ?? false }
 }

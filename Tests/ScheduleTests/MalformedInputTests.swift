@@ -50,6 +50,19 @@ struct MalformedInputTests {
         #expect(rejected > 500)
     }
 
+    /// "5\u{652}s" (a digit with an Arabic sukun) passed the digit check and crashed on `Int64(…)!`:
+    /// found by Fuzz/FuzzScheduleJSON, kept in Fuzz/Regressions.
+    @Test("Digits with combining marks are not digits: a diagnostic, not a crash")
+    func combiningMarksOnDigits() {
+        for text in ["5\u{652}s", "5\u{652}", "1\u{301}.5", "0.5\u{301}", "00:0\u{301}1", "1h3\u{20DD}0m"] {
+            #expect(TimeSyntax.duration(text) == nil, "\(text)")
+        }
+        let toml = ScheduleReader.parse(text: "version = 1\n[restart]\nbackoff = \"5\u{652}s\"\n", path: "c.toml")
+        #expect(toml.schedule == nil && toml.diagnostics.contains { $0.location.line == 3 })
+        let json = ScheduleReader.parse(text: "{\"version\": 1, \"restart\": {\"backoff\": \"5\u{652}s\"}}", path: "c.json")
+        #expect(json.schedule == nil && !json.diagnostics.isEmpty)
+    }
+
     @Test("Empty, binary and huge inputs")
     func oddInputs() {
         #expect(ScheduleReader.parse(text: "", path: "e.toml").diagnostics.map(\.kind) == [.missingKey, .emptySchedule])
