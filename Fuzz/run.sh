@@ -84,8 +84,9 @@ for target in "${targets[@]}"; do
     logs=.work/logs; artifacts=.work/artifacts/$target
     mkdir -p "$logs" "$artifacts"
     log=$logs/$target.log
+    # libFuzzer's own failure status is 77, which here means "skipped": ask for 1.
     options=(-timeout="$timeout_seconds" -rss_limit_mb="$rss_limit" -malloc_limit_mb="$rss_limit" -detect_leaks=1
-             -print_final_stats=1 -artifact_prefix="$artifacts/")
+             -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$artifacts/")
     [ -f "Dictionaries/$target.dict" ] && options+=(-dict="Dictionaries/$target.dict")
     before=$(ls "$artifacts" | wc -l)
     if [ "$mode" = regressions ]; then
@@ -118,9 +119,10 @@ for target in "${targets[@]}"; do
     speed=$(stat average_exec_per_sec "$log")
     added=$(stat new_units_added "$log")
     coverage=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
+    slowest=$(stat slowest_unit_time_sec "$log")
     found=$(ls "$artifacts" | wc -l)
     crashes=$((found - before))
-    echo "fuzz: $target: ${executions:-?} executions, ${speed:-?} exec/s, ${added:-?} new inputs, ${coverage:-no coverage line}, $crashes crashes/leaks/timeouts"
+    echo "fuzz: $target: ${executions:-?} executions, ${speed:-?} exec/s, ${added:-?} new inputs, ${coverage:-no coverage line}, slowest input ${slowest:-?} s, $crashes crashes/leaks/timeouts"
     if [ $status -ne 0 ] || [ $crashes -gt 0 ]; then
         failed=1
         echo "fuzz: $target: FAILED (exit $status); see $fuzz/$log" >&2
