@@ -74,7 +74,18 @@ public struct Journal: ~Copyable {
         case .current: boot = try currentBoot(unit: query.unit)
         }
         sd_journal_flush_matches(handle)
-        if let unit = query.unit { try addMatch("_SYSTEMD_UNIT", unit) }
+        if let unit = query.unit {
+            // As `journalctl -u`: the unit's own lines, or what the service manager (PID 1) said
+            // about it (started, killed by the watchdog, restarted), or a core dump of it.
+            try addMatch("_SYSTEMD_UNIT", unit)
+            try check(sd_journal_add_disjunction(handle), "sd_journal_add_disjunction")
+            try addMatch("_PID", "1")
+            try addMatch("UNIT", unit)
+            try check(sd_journal_add_disjunction(handle), "sd_journal_add_disjunction")
+            try addMatch("COREDUMP_UNIT", unit)
+            // And then (AND) the priority and the boot.
+            try check(sd_journal_add_conjunction(handle), "sd_journal_add_conjunction")
+        }
         if let maximum = query.maximumPriority {
             // The same field matched several times: any of the values (OR).
             for priority in 0...min(max(maximum, 0), 7) { try addMatch("PRIORITY", String(priority)) }

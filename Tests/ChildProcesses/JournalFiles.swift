@@ -75,6 +75,12 @@ public enum JournalFiles {
                                                                     ("VITRINE_MEDIA", "/srv/a.mp4")]),
             Entry(realtime: now - 10 * second, boot: boot, player + [("_PID", "300"), ("PRIORITY", "6"), ("MESSAGE", "item started"),
                                                                     ("VITRINE_LOGGER", "vitrine.show"), ("VITRINE_ITEM", "4")]),
+            // The service manager about the unit (as journalctl -u shows it), and about another one.
+            Entry(realtime: now - 8 * second, boot: boot, [("_SYSTEMD_UNIT", "init.scope"), ("_PID", "1"), ("UNIT", "other.service"),
+                                                          ("SYSLOG_IDENTIFIER", "systemd"), ("PRIORITY", "6"), ("MESSAGE", "other.service: Started.")]),
+            Entry(realtime: now - 7 * second, boot: boot, [("_SYSTEMD_UNIT", "init.scope"), ("_PID", "1"), ("UNIT", "vitrine.service"),
+                                                          ("SYSLOG_IDENTIFIER", "systemd"), ("PRIORITY", "3"),
+                                                          ("MESSAGE", "vitrine.service: Watchdog timeout (limit 30s)!")]),
             // Standard error under systemd (a crash's last words): no logger, no metadata.
             Entry(realtime: now - 5 * second, boot: boot, player + [("_PID", "300"), ("PRIORITY", "3"), ("MESSAGE", "Fatal error: out of frames")]),
         ]

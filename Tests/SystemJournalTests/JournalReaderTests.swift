@@ -32,7 +32,11 @@ struct JournalReaderTests {
         let found = try sample.read(JournalQuery())
         #expect(found.complete)
         #expect(found.records.map(\.message) == ["earlier run started", "earlier run failed", "schedule in effect", "decoder detail",
-                                                 "frame late", "item failed", "item started", "Fatal error: out of frames"])
+                                                 "frame late", "item failed", "item started",
+                                                 "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
+        // What the service manager said about the unit comes with it, as with journalctl -u.
+        let watchdog = try #require(found.records.first { $0.message.contains("Watchdog") })
+        #expect(watchdog.pid == 1 && watchdog.syslogIdentifier == "systemd")
         let failed = try #require(found.records.first { $0.message == "item failed" })
         #expect(failed.priority == 3)
         #expect(failed.unit == "vitrine.service")
@@ -47,8 +51,8 @@ struct JournalReaderTests {
         // Sequence numbers grow along the journal, with a gap where the other unit logged.
         let sequences = found.records.compactMap(\.sequenceNumber)
         #expect(sequences == sequences.sorted() && Set(sequences).count == sequences.count)
-        #expect(try sample.read(JournalQuery(unit: "other.service")).records.map(\.message) == ["another unit's error"])
-        #expect(try sample.read(JournalQuery(unit: nil)).records.count == 9)
+        #expect(try sample.read(JournalQuery(unit: "other.service")).records.map(\.message) == ["another unit's error", "other.service: Started."])
+        #expect(try sample.read(JournalQuery(unit: nil)).records.count == 11)
         #expect(try sample.read(JournalQuery(unit: "nothing.service")).records.isEmpty)
     }
 
@@ -56,18 +60,20 @@ struct JournalReaderTests {
     func filters() throws {
         let sample = try Sample()
         #expect(try sample.read(JournalQuery(sinceRealtime: sample.now - 30_000_000)).records.map(\.message)
-                    == ["frame late", "item failed", "item started", "Fatal error: out of frames"])
+                    == ["frame late", "item failed", "item started", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
         #expect(try sample.read(JournalQuery(maximumPriority: 4)).records.map(\.message)
-                    == ["earlier run failed", "frame late", "item failed", "Fatal error: out of frames"])
+                    == ["earlier run failed", "frame late", "item failed", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
         #expect(try sample.read(JournalQuery(maximumPriority: 3, boot: .current)).records.map(\.message)
-                    == ["item failed", "Fatal error: out of frames"])
+                    == ["item failed", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
         #expect(try sample.read(JournalQuery(boot: .id(JournalFiles.earlierBoot))).records.map(\.message)
                     == ["earlier run started", "earlier run failed"])
-        #expect(try sample.read(JournalQuery(limit: 3)).records.map(\.message) == ["item failed", "item started", "Fatal error: out of frames"])
+        #expect(try sample.read(JournalQuery(limit: 3)).records.map(\.message)
+                    == ["item started", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
         #expect(try sample.read(JournalQuery(limit: 0)).records.isEmpty)
         let all = try sample.read(JournalQuery()).records
         let after = try #require(all[5].sequenceNumber)
-        #expect(try sample.read(JournalQuery(afterSequenceNumber: after)).records.map(\.message) == ["item started", "Fatal error: out of frames"])
+        #expect(try sample.read(JournalQuery(afterSequenceNumber: after)).records.map(\.message)
+                    == ["item started", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
         // Where /proc/sys is hidden, the current boot is the one of this process's newest entry.
         let journal = try Journal(.directory(FilePath(sample.directory)))
         #expect(try journal.bootID(ofProcess: 100, unit: "vitrine.service") == JournalFiles.earlierBoot)
@@ -113,7 +119,8 @@ struct JournalReaderTests {
         let sample = try Sample()
         let reader = JournalReader(location: .directory(FilePath(sample.directory)))
         let records = try await reader.read(JournalQuery(maximumPriority: 3)).get()
-        #expect(records.records.map(\.message) == ["earlier run failed", "item failed", "Fatal error: out of frames"])
+        #expect(records.records.map(\.message) == ["earlier run failed", "item failed", "vitrine.service: Watchdog timeout (limit 30s)!",
+                                                   "Fatal error: out of frames"])
         #expect(try await reader.check().get() > 0)
         let missing = JournalReader(location: .directory("/nonexistent/vitrine-journal"))
         switch await missing.read(JournalQuery()) {
@@ -127,7 +134,7 @@ struct JournalReaderTests {
         }
         for result in results {
             switch result {
-            case .success(let found): #expect(found.records.count == 8)
+            case .success(let found): #expect(found.records.count == 9)
             case .failure(let error): #expect(error.errno == .resourceBusy, "\(error)")
             }
         }

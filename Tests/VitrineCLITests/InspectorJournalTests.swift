@@ -31,7 +31,10 @@ struct InspectorJournalTests {
 
         let all = try Self.lines(player, "source=journal")
         #expect(all.map { $0["message"] as? String ?? "?" } == ["earlier run started", "earlier run failed", "schedule in effect", "decoder detail",
-                                                                 "frame late", "item failed", "item started", "Fatal error: out of frames"])
+                                                                 "frame late", "item failed", "item started", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
+        // What systemd said about the unit comes with it, labelled with its syslog identifier.
+        let watchdog = try #require(all.first { ($0["message"] as? String)?.contains("Watchdog") == true })
+        #expect(watchdog["label"] as? String == "systemd" && watchdog["pid"] as? Int == 1)
         // The ring's line shape, plus where the entry is in the journal.
         let failed = try #require(all.first { $0["message"] as? String == "item failed" })
         #expect(failed["level"] as? String == "error")
@@ -47,19 +50,19 @@ struct InspectorJournalTests {
         #expect(all.last?["label"] as? String == "vitrine" && all.last?["level"] as? String == "error")
 
         #expect(try Self.messages(player, "source=journal&priority=warning")
-                    == ["earlier run failed", "frame late", "item failed", "Fatal error: out of frames"])
-        #expect(try Self.messages(player, "source=journal&priority=error&boot=current") == ["item failed", "Fatal error: out of frames"])
-        #expect(try Self.messages(player, "source=journal&limit=2") == ["item started", "Fatal error: out of frames"])
+                    == ["earlier run failed", "frame late", "item failed", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
+        #expect(try Self.messages(player, "source=journal&priority=error&boot=current") == ["item failed", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
+        #expect(try Self.messages(player, "source=journal&limit=2") == ["vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
         let since = Double(now - 30_000_000) / 1e6
         #expect(try Self.messages(player, "source=journal&since_time=\(String(format: "%.6f", since))")
-                    == ["frame late", "item failed", "item started", "Fatal error: out of frames"])
+                    == ["frame late", "item failed", "item started", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
         let iso = ISO8601DateFormatter()
         iso.formatOptions = [.withInternetDateTime, .withFractionalSeconds]
         let sinceText = iso.string(from: Date(timeIntervalSince1970: Double(now - 25_000_000) / 1e6))
-        #expect(try Self.messages(player, "source=journal&since_time=\(sinceText)") == ["item failed", "item started", "Fatal error: out of frames"])
+        #expect(try Self.messages(player, "source=journal&since_time=\(sinceText)") == ["item failed", "item started", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
         #expect(try Self.messages(player, "source=journal&since_time=1970-01-01T01:00:00%2B01:00&limit=1") == ["Fatal error: out of frames"])
         // since= is the journal's sequence number, as it is the ring's for ring lines.
-        #expect(try Self.messages(player, "source=journal&since=\(sequences[5])") == ["item started", "Fatal error: out of frames"])
+        #expect(try Self.messages(player, "source=journal&since=\(sequences[5])") == ["item started", "vitrine.service: Watchdog timeout (limit 30s)!", "Fatal error: out of frames"])
 
         #expect(try player.get("/api/logs?source=journal&boot=yesterday").status == 400)
         #expect(try player.get("/api/logs?source=journal&since_time=soon").status == 400)
