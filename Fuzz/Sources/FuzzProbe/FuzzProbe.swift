@@ -27,9 +27,15 @@ func write(_ data: UnsafePointer<UInt8>, _ size: Int) {
     close(descriptor)
 }
 
+/// The last input's asset, watched until it is gone: the loading and decoding threads may still
+/// hold it for a moment after the awaited calls return, and a check for leaks made then would see
+/// its weak-reference side table, which only the object points to (in an encoded form), as leaked.
+nonisolated(unsafe) weak var lastAsset: Asset?
+
 /// Opens, loads and decodes; returns when everything has ended.
 func probe(exact: Bool) async {
     let asset = Asset(pathOrURL: path, options: .init(openTimeout: .seconds(5), readTimeout: .seconds(5)))
+    lastAsset = asset
     do {
         let (format, duration, tracks, metadata, common, formats, groups, playable) = try await asset.load(
             .containerFormat, .duration, .tracks, .metadata, .commonMetadata, .availableMetadataFormats,
@@ -64,5 +70,13 @@ public func fuzz(_ data: UnsafePointer<UInt8>, _ size: Int) -> CInt {
         done.signal()
     }
     done.wait()
+    // Every object of this input must be released before the next one (or a leak check) starts;
+    // an asset still alive after 5 s is a leak (a cycle, or a thread that never ends).
+    var waited = 0
+    while lastAsset != nil {
+        precondition(waited < 5_000, "the asset outlived its input by 5 s: a reference cycle or a stuck thread")
+        usleep(1_000)
+        waited += 1
+    }
     return 0
 }
