@@ -20,6 +20,18 @@ bash scripts/fixtures.sh
 # scheduler, not Vitrine. The whole suite still takes under two minutes.
 swift test --skip-build --no-parallel
 
+# Coverage-guided fuzzing (Fuzz/, docs/fuzzing.md): every input that ever failed, once, then
+# about a minute per target. Exits 77 with a SKIPPED line where the toolchain has no libFuzzer.
+set +e
+bash Fuzz/run.sh --regressions && bash Fuzz/run.sh 60
+fuzz_status=$?
+set -e
+case $fuzz_status in
+    0) echo "test: fuzzing passed" ;;
+    77) echo "test: fuzzing SKIPPED (see the reason above)" ;;
+    *) echo "test: fuzzing FAILED (the reproducer is named above)" >&2; exit 1 ;;
+esac
+
 # The service unit: systemd-analyze verify, and an exposure of at most 2.0 in systemd-analyze security.
 set +e
 VITRINE_BINARY="$PWD/.build/debug/vitrine" bash systemd/check-units.sh
