@@ -343,14 +343,15 @@ class BootTest:
         return guest - (before + after) / 2
 
     def shows_programme(self, image, instant):
-        """Compares the screen with the programme's frames from 6 s before to 1 s after the guest's
-        instant of the dump, every 0.2 s, then every frame (0.04 s) around the best: the best
+        """Compares the screen with the programme's frames from 15 s before (the demo's whole
+        cycle) to 1 s after the guest's instant of the dump, every 0.2 s, then every frame (0.04 s)
+        around the best: the best
         match, and how far its moment is from that instant. A show starts at the position of the
         instant it resolved the programme and runs on from there, so a slow start (a busy emulator
         decodes the first frame in seconds) leaves the picture behind the wall clock until wall-clock
         slaving exists; the clock itself is read through the console and the dump through the
         monitor, both late by the emulator's latency."""
-        best = self.best_match(image, instant, [round(-6.0 + 0.2 * step, 2) for step in range(36)])
+        best = self.best_match(image, instant, [round(-15.0 + 0.2 * step, 2) for step in range(81)])
         around = best[1]
         return self.best_match(image, instant, [round(around + 0.04 * step, 2) for step in range(-5, 6)], best)
 
@@ -519,6 +520,15 @@ class BootTest:
         lines = logs.get("lines", [])
         if not lines:
             raise Failure("the journal has no lines of the player for this boot")
+        # Names resolve through systemd-resolved with the DNS server DHCP gave (QEMU's 10.0.2.3),
+        # not a resolv.conf left over from the machine that built the image.
+        while True:
+            dns = self.guest.shell("readlink /etc/resolv.conf; grep ^nameserver /etc/resolv.conf; resolvectl dns 2>&1", check=False)
+            if "stub-resolv.conf" in dns and "127.0.0.53" in dns and "10.0.2.3" in dns:
+                break
+            if time.monotonic() > end:
+                raise Failure(f"DNS is not set up from DHCP through systemd-resolved:\n{dns}")
+            time.sleep(2)
         # The setup hint names the inspector at the guest's address once DHCP gave it one (QEMU's
         # user network: 10.0.2.15), as its log line in the journal says.
         wanted = f"https://10.0.2.15:8443/"

@@ -92,6 +92,7 @@ system_packages=(
     fonts-dejavu-core                          # the overlays' default font
     tzdata                                     # schedules name time zones
     chrony                                     # the wall clock that places programmes
+    systemd-resolved                           # DNS from DHCP, for chrony's pool and media URLs
     systemd-boot-efi                           # the boot loader, copied to the ESP
 )
 packages=$(printf '%s\n' "${system_packages[@]}" "${library_packages[@]}" | sort -u | paste -sd, -)
@@ -170,7 +171,10 @@ sed "s|\"/usr/share/vitrine|\"$root/usr/share/vitrine|; s|\"/etc/vitrine|\"$root
 # Units: the player at boot, the network for the inspector, /tmp in memory; no login prompt on the
 # screen (nor anywhere), no first-boot questions (/etc is read-only).
 ln -sf /usr/share/systemd/tmp.mount "$root/etc/systemd/system/tmp.mount"
-systemctl --root="$root" enable vitrine.service systemd-networkd.service tmp.mount >/dev/null 2>&1
+systemctl --root="$root" enable vitrine.service systemd-networkd.service systemd-resolved.service tmp.mount >/dev/null 2>&1
+# Names are resolved by systemd-resolved with the DNS servers DHCP gives (never the build host's
+# resolv.conf, which mmdebstrap leaves in the tree).
+ln -sfn ../run/systemd/resolve/stub-resolv.conf "$root/etc/resolv.conf"
 systemctl --root="$root" mask getty@.service serial-getty@.service autovt@.service console-getty.service \
     systemd-firstboot.service systemd-networkd-wait-online.service apt-daily.timer apt-daily-upgrade.timer \
     e2scrub_all.timer e2scrub_reap.service >/dev/null 2>&1
