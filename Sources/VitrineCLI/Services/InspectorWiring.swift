@@ -9,6 +9,7 @@ import ShowRunner
 import Supervisor
 import SystemJournal
 import SystemPackage
+import Threading
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -20,6 +21,7 @@ enum InspectorWiring {
                         logs: LogRing) -> InspectorSources {
         let started = ContinuousClock.now
         let journal = journalLogs()
+        let playing = TimeControlSample()
         return InspectorSources(
             status: {
                 var status = InspectorStatus(version: VitrineCommand.configuration.version,
@@ -31,7 +33,7 @@ enum InspectorWiring {
                     status.scheduleFile = schedule.sourcePath
                     status.scheduleSHA256 = digests.sha256(path: schedule.sourcePath)
                     status.entry = show.currentEntryName
-                    switch show.player.timeControlStatus {
+                    switch playing.current(show) {
                     case .playing: status.state = "playing"
                     case .paused: status.state = "paused"
                     case .waitingToPlayAtSpecifiedRate(let reason):
@@ -110,4 +112,21 @@ enum InspectorWiring {
 
 extension Duration {
     var seconds: Double { Double(components.seconds) + Double(components.attoseconds) / 1e18 }
+}
+
+/// The player's `timeControlStatus` as the inspector reports it, read from the engine at most four
+/// times a second. The engine's lock is the render thread's too, and the inspector's thread runs at
+/// a lower priority: taken on every request (thousands a second under load), a preempted holder
+/// made the render thread miss refreshes (frame-interval p99 33 -> 67 ms in Benchmarks/inspector.sh).
+final class TimeControlSample: Sendable {
+    /// When the engine was last asked, and its answer; read and written by the inspector's requests.
+    private let sample = LockedValue<(ContinuousClock.Instant, TimeControlStatus)?>(nil)
+
+    func current(_ show: ShowRunner) -> TimeControlStatus {
+        let now = ContinuousClock.now
+        if let (at, status) = sample.withLock({ $0 }), now - at < .milliseconds(250) { return status }
+        let status = show.player.timeControlStatus
+        sample.withLock { $0 = (now, status) }
+        return status
+    }
 }
