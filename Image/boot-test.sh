@@ -39,12 +39,7 @@ work=$cache/run
 mkdir -p "$cache" && rm -rf "$work" && mkdir -p "$work"
 started=$SECONDS
 
-if [ -n "${VITRINE_BINARY:-}" ]; then
-    binary=$VITRINE_BINARY
-else
-    swift build -c release --static-swift-stdlib --product vitrine >/dev/null
-    binary=$(swift build -c release --static-swift-stdlib --show-bin-path)/vitrine
-fi
+source Image/binary.sh
 [ -s Fixtures/generated/h264_aac.mp4 ] || bash scripts/fixtures.sh >/dev/null
 
 # --- The operator's secrets for the test variant: a minisign key pair, the inspector's token and a

@@ -65,16 +65,8 @@ export SOURCE_DATE_EPOCH=${SOURCE_DATE_EPOCH:-$(git log -1 --format=%ct 2>/dev/n
 mirror=${VITRINE_IMAGE_MIRROR:-http://deb.debian.org/debian}
 started=$SECONDS
 
-# --- The player: the release binary with Swift's runtime linked in (it needs only Debian's C
-# libraries, which the package list below brings).
-if [ -n "${VITRINE_BINARY:-}" ]; then
-    binary=$VITRINE_BINARY
-else
-    say "building vitrine (release, --static-swift-stdlib)"
-    swift build -c release --static-swift-stdlib --product vitrine >/dev/null
-    binary=$(swift build -c release --static-swift-stdlib --show-bin-path)/vitrine
-fi
-[ -x "$binary" ] || die "no vitrine binary at $binary"
+# --- The player (its C libraries come with the package list below).
+source Image/binary.sh
 [ -s Fixtures/generated/h264_aac.mp4 ] || bash scripts/fixtures.sh >/dev/null
 
 # --- What the base system holds. Every package the binary's shared libraries come from (found on

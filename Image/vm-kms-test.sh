@@ -88,14 +88,7 @@ fi
 kernel_version=$(cat "$kernel_dir/version")
 
 # --- The binary.
-if [ -n "${VITRINE_BINARY:-}" ]; then
-    binary=$VITRINE_BINARY
-else
-    say "building vitrine (release, --static-swift-stdlib)"
-    swift build -c release --static-swift-stdlib --product vitrine >/dev/null
-    binary=$(swift build -c release --static-swift-stdlib --show-bin-path)/vitrine
-fi
-[ -x "$binary" ] || { say "no vitrine binary at $binary"; exit 1; }
+source Image/binary.sh
 
 # --- Test media for the play case: one still picture held for 8 s, and FFmpeg's decode of it.
 media=$cache/media
