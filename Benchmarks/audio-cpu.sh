@@ -14,15 +14,8 @@ command -v pulseaudio > /dev/null || { echo "pulseaudio is missing: apt-get inst
 track=$work/audio${seconds}.m4a
 [ -s "$track" ] || ff -f lavfi -i "sine=frequency=440:sample_rate=48000:duration=$seconds" -ac 2 -c:a aac -b:a 128k "$track"
 
-runtime=$(mktemp -d)
+start_null_sink bench
 trap 'kill "$pulse_pid" 2> /dev/null || true; rm -rf "$runtime"' EXIT
-XDG_RUNTIME_DIR=$runtime HOME=$runtime pulseaudio -n --daemonize=no --exit-idle-time=-1 --use-pid-file=no \
-    --disable-shm=yes -L "module-null-sink sink_name=bench" \
-    -L "module-native-protocol-unix auth-anonymous=1 socket=$runtime/native" > /dev/null 2>&1 &
-pulse_pid=$!
-for _ in $(seq 100); do [ -S "$runtime/native" ] && break; sleep 0.05; done
-printf 'pcm.bench { type pulse server "unix:%s/native" }\n' "$runtime" > "$runtime/asoundrc"
-export ALSA_CONFIG_PATH=/usr/share/alsa/alsa.conf:$runtime/asoundrc
 
 measure "$work/mpv-audio.time" mpv --no-config --really-quiet --no-video --ao=alsa --audio-device=alsa/bench "$track"
 measure "$work/vitrine-audio.time" "$vitrine" play --display headless --audio-device bench "$track"

@@ -28,6 +28,22 @@ measure() {
     /usr/bin/time -f "%e %U %S %M" -o "$out" "$@" > /dev/null
 }
 
+# start_null_sink NAME: a private PulseAudio with a null sink NAME (a clocked sound device without a
+# sound card), reachable through ALSA's "pulse" plugin as PCM NAME; sets $runtime (its folder, for
+# more ALSA definitions in $runtime/asoundrc), $pulse_pid and ALSA_CONFIG_PATH. The caller stops it
+# (kill $pulse_pid; rm -rf $runtime).
+start_null_sink() {
+    local name=$1
+    runtime=$(mktemp -d)
+    XDG_RUNTIME_DIR=$runtime HOME=$runtime pulseaudio -n --daemonize=no --exit-idle-time=-1 --use-pid-file=no \
+        --disable-shm=yes -L "module-null-sink sink_name=$name" \
+        -L "module-native-protocol-unix auth-anonymous=1 socket=$runtime/native" > /dev/null 2>&1 &
+    pulse_pid=$!
+    for _ in $(seq 100); do [ -S "$runtime/native" ] && break; sleep 0.05; done
+    printf 'pcm.%s { type pulse server "unix:%s/native" }\n' "$name" "$runtime" > "$runtime/asoundrc"
+    export ALSA_CONFIG_PATH=/usr/share/alsa/alsa.conf:$runtime/asoundrc
+}
+
 # result WHAT VITRINE REFERENCE RATIO TARGET: the benchmark's one machine-readable line, which
 # Benchmarks/run-all.sh gathers into its table. TARGET is "<= X" or ">= X"; pass when RATIO meets it.
 result() {

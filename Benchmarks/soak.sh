@@ -54,19 +54,12 @@ duration = "3s"
 video = "$fixtures/queue3.mp4"
 TOML
 
-runtime=$(mktemp -d)
-cleanup() { kill "$player_pid" "$pulse_pid" 2> /dev/null || true; rm -rf "$runtime"; }
+player_pid=""
+start_null_sink soakclock
+cleanup() { kill $player_pid "$pulse_pid" 2> /dev/null || true; rm -rf "$runtime"; }
 trap cleanup EXIT
-XDG_RUNTIME_DIR=$runtime HOME=$runtime pulseaudio -n --daemonize=no --exit-idle-time=-1 --use-pid-file=no \
-    --disable-shm=yes -L "module-null-sink sink_name=soak" \
-    -L "module-native-protocol-unix auth-anonymous=1 socket=$runtime/native" > /dev/null 2>&1 &
-pulse_pid=$!
-for _ in $(seq 100); do [ -S "$runtime/native" ] && break; sleep 0.05; done
-cat > "$runtime/asoundrc" <<ALSA
-pcm.soakclock { type pulse server "unix:$runtime/native" }
-pcm.soak { type file slave.pcm "soakclock" file "/dev/null" format "raw" }
-ALSA
-export ALSA_CONFIG_PATH=/usr/share/alsa/alsa.conf:$runtime/asoundrc
+# The file plugin over the clocked sink: sound written as a file would be, at the device's pace.
+echo 'pcm.soak { type file slave.pcm "soakclock" file "/dev/null" format "raw" }' >> "$runtime/asoundrc"
 
 "$vitrine" play "$out/soak.toml" --display headless --mode 1280x720@30 --audio-device soak \
     --presentation-log "$out/presentation.jsonl" --duration "$((seconds + sample / 2))" 2> "$out/player.log" &
