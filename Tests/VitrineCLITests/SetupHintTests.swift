@@ -31,9 +31,11 @@ struct SetupHintTests {
     @Test("without setup_hint no hint, however long the screen goes without a bundle")
     func off() throws {
         let player = try InspectorTests.Player()
-        // The hint service would have spoken at once; give the player 3 s past its first status.
-        _ = try player.json("/api/status")
-        sleep(3)
+        // The hint service is started before playback and speaks at once: once a frame is on the
+        // screen it would have. Wait for that event (generous deadline), not for a fixed time.
+        let deadline = Date().addingTimeInterval(60)
+        while try player.json("/api/status")["positionSeconds"] == nil, Date() < deadline { usleep(200_000) }
+        #expect(try player.json("/api/status")["positionSeconds"] != nil, "no frame within 60 s")
         let lines = (try player.json("/api/logs?limit=1000")["lines"] as? [[String: Any]]) ?? []
         #expect(!lines.contains { $0["label"] as? String == "vitrine.setup" })
     }
