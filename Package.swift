@@ -145,21 +145,21 @@ let package = Package(
             name: "MediaTimeTests",
             dependencies: ["MediaTime", "Threading", .product(name: "PropertyBased", package: "swift-property-based")]),
         .testTarget(name: "ThreadingTests", dependencies: ["Threading", "CThreads"]),
-        .testTarget(name: "MediaAssetTests", dependencies: ["Threading", "MediaAsset", "MediaSinks", "MediaTime"]),
-        .testTarget(name: "PlaybackTests", dependencies: ["Threading", "Playback", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
-        .testTarget(name: "DisplayTests", dependencies: ["Threading", "Displays", "Playback", "MediaAsset", "MediaSinks", "MediaTime"]),
+        .testTarget(name: "MediaAssetTests", dependencies: ["Threading", "MediaAsset", "MediaSinks", "MediaTime", "ChildProcesses"]),
+        .testTarget(name: "PlaybackTests", dependencies: ["Threading", "Playback", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles", "ChildProcesses"]),
+        .testTarget(name: "DisplayTests", dependencies: ["Threading", "Displays", "Playback", "MediaAsset", "MediaSinks", "MediaTime", "ChildProcesses"]),
         .testTarget(name: "AudioTests", dependencies: ["Threading", "Audio", "Playback", "MediaAsset", "MediaSinks", "MediaTime", "ChildProcesses"]),
         .testTarget(
             name: "ScheduleTests",
             dependencies: [
-                "Scheduling", "MediaSinks", "MediaTime",
+                "Scheduling", "MediaSinks", "MediaTime", "ChildProcesses",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 // The reference parser for values on valid documents; kept out of the product (it pulls ICU).
                 .product(name: "TOMLKit", package: "TOMLKit"),
             ]),
         .testTarget(
             name: "ShowRunnerTests",
-            dependencies: ["Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles"]),
+            dependencies: ["Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles", "ChildProcesses"]),
         .testTarget(name: "BundlesTests", dependencies: ["Bundles", "ChildProcesses", "Threading"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Scheduling", "MediaSinks"]),
         .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", "ShowRunner", "Playback", "Displays", "SinkDoubles", "ChildProcesses", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")]),

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Displays
 import Foundation
 import MediaTime
@@ -12,16 +13,9 @@ struct ColorConversionTests {
 
     /// Runs the ffmpeg CLI; returns its standard output.
     static func ffmpeg(_ arguments: [String]) throws -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin"] + arguments
-        let output = Pipe()
-        process.standardOutput = output
-        try process.run()
-        let data = output.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        #expect(process.terminationStatus == 0, "ffmpeg \(arguments.joined(separator: " "))")
-        return data
+        let result = try ChildProcess.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin"] + arguments)
+        #expect(result.status == 0, "ffmpeg \(arguments.joined(separator: " ")): \(result.stderr)")
+        return Data(result.standardOutput)
     }
 
     /// One smooth test picture (blurred test pattern) as raw `pixelFormat` bytes from FFmpeg.

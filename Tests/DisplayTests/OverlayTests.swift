@@ -1,3 +1,4 @@
+import ChildProcesses
 import Displays
 import Foundation
 import MediaAsset
@@ -193,13 +194,9 @@ struct OverlayTests {
     func jpegFile() throws {
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-overlay-\(UUID().uuidString).jpg").path
         defer { try? FileManager.default.removeItem(atPath: path) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        process.arguments = ["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
-                             "-i", "color=c=red:size=32x16", "-frames:v", "1", path]
-        try process.run()
-        process.waitUntilExit()
-        try #require(process.terminationStatus == 0)
+        let ffmpeg = try ChildProcess.run("ffmpeg", ["-hide_banner", "-loglevel", "error", "-nostdin", "-y", "-f", "lavfi",
+                                                     "-i", "color=c=red:size=32x16", "-frames:v", "1", path])
+        try #require(ffmpeg.status == 0, "\(ffmpeg.stderr)")
         let (display, _, _) = try Self.blueScreen()
         defer { display.stop() }
         #expect(display.layers.addImage(contentsOf: path, frame: .pixels(x: 0, y: 0, width: 32, height: 16)) != nil)

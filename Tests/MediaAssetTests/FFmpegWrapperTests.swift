@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import Testing
 @testable import MediaAsset
@@ -108,13 +109,9 @@ struct FFmpegWrapperTests {
     func decodesJPEG() throws {
         // ffmpeg writes a blue 40x30 JPEG (yuvj420p, full range).
         let path = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-\(getpid()).jpg").path
-        let ffmpeg = Process()
-        ffmpeg.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-        ffmpeg.arguments = ["ffmpeg", "-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "color=c=blue:size=40x30", "-frames:v", "1", path]
-        try ffmpeg.run()
-        ffmpeg.waitUntilExit()
+        let ffmpeg = try ChildProcess.run("ffmpeg", ["-v", "error", "-nostdin", "-y", "-f", "lavfi", "-i", "color=c=blue:size=40x30", "-frames:v", "1", path])
         defer { try? FileManager.default.removeItem(atPath: path) }
-        try #require(ffmpeg.terminationStatus == 0)
+        try #require(ffmpeg.status == 0, "\(ffmpeg.stderr)")
         let image = try RGBAImage(contentsOf: path)
         #expect(image.width == 40 && image.height == 30)
         let pixel = image.pixel(x: 20, y: 15)

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import MediaAsset
 import MediaTime
@@ -33,27 +34,18 @@ struct FailedToPlayToEndTests {
             socketserver.TCPServer.allow_reuse_address = True
             with socketserver.TCPServer(("127.0.0.1", port), Handler) as server: server.serve_forever()
             """
-        let process = Process()
+        let process: ChildProcess
         let port = Int.random(in: 40_000..<50_000)
 
         init(fraction: Double) throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = ["-c", Self.script, Fixtures.root.appendingPathComponent("Fixtures/generated").path, String(port), String(fraction)]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            for _ in 0..<100 {
-                if Fixtures.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", url("mpeg2.ts")]) == "200" { return }
-                usleep(50_000)
-            }
+            process = try ChildProcess(executable: "python3", arguments: [
+                "-c", Self.script, Fixtures.root.appendingPathComponent("Fixtures/generated").path, String(port), String(fraction)])
+            try Fixtures.waitUntilServing(url("mpeg2.ts"), process: process)
         }
 
         func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
 
-        deinit {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        deinit { process.terminate(SIGKILL) }
     }
 
     /// Plays `item` on a 25 Hz harness until the player stops; returns the recorder and the log.

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import MediaTime
 import MediaSinks
@@ -40,16 +41,23 @@ enum Fixtures {
     }
 
     static func run(_ tool: String, _ arguments: [String]) -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return String(decoding: data, as: UTF8.self)
+        (try? ChildProcess.run(tool, arguments))?.stdout ?? ""
+    }
+
+    /// Waits until the test's HTTP server at `url` answers 200 (a slow machine may take seconds to
+    /// start Python); throws when it exited or never answered within 60 s.
+    static func waitUntilServing(_ url: String, process: ChildProcess) throws {
+        let deadline = ContinuousClock.now + .seconds(60)
+        while ContinuousClock.now < deadline {
+            if run("/usr/bin/curl", ["-s", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}", url]) == "200" { return }
+            guard process.isRunning else { throw ServerError(description: "the test's HTTP server exited before serving \(url)") }
+            usleep(50_000)
+        }
+        throw ServerError(description: "the test's HTTP server did not serve \(url) within 60 s")
+    }
+
+    struct ServerError: Error, CustomStringConvertible {
+        var description: String
     }
 }
 

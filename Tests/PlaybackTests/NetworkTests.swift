@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import MediaTime
 import MediaSinks
@@ -9,30 +10,19 @@ import Testing
 struct NetworkTests {
     /// A local HTTP server over the fixtures (Python's), stopped when the test ends.
     final class FixtureServer {
-        let process = Process()
+        let process: ChildProcess
         let port = Int.random(in: 20_000..<40_000)
 
         init() throws {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = ["-m", "http.server", String(port), "--bind", "127.0.0.1",
-                                 "--directory", Fixtures.root.appendingPathComponent("Fixtures/generated").path]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            // Ready when it answers.
-            for _ in 0..<100 {
-                if Fixtures.run("/usr/bin/curl", ["-s", "-o", "/dev/null", "-w", "%{http_code}", url("mpeg2.ts")]) == "200" { return }
-                usleep(50_000)
-            }
+            process = try ChildProcess(executable: "python3", arguments: [
+                "-m", "http.server", String(port), "--bind", "127.0.0.1",
+                "--directory", Fixtures.root.appendingPathComponent("Fixtures/generated").path])
+            try Fixtures.waitUntilServing(url("mpeg2.ts"), process: process)
         }
 
         func url(_ name: String) -> String { "http://127.0.0.1:\(port)/\(name)" }
 
-        deinit {
-            // SIGKILL: the child inherits a signal mask with SIGTERM blocked from the spawning thread.
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
-        }
+        deinit { process.terminate(SIGKILL) }
     }
 
     @Test("an HTTP stream plays every frame, and its loaded range grows to the end")

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import MediaTime
 @testable import Scheduling
@@ -54,21 +55,9 @@ func runPython(script: String, input: Data) throws -> Data {
     let inputURL = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-\(UUID().uuidString).json")
     try input.write(to: inputURL)
     defer { try? FileManager.default.removeItem(at: inputURL) }
-    let process = Process()
-    process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-    process.arguments = ["python3", script, inputURL.path]
-    let output = Pipe()
-    let errors = Pipe()
-    process.standardOutput = output
-    process.standardError = errors
-    try process.run()
-    let data = output.fileHandleForReading.readDataToEndOfFile()
-    let errorData = errors.fileHandleForReading.readDataToEndOfFile()
-    process.waitUntilExit()
-    guard process.terminationStatus == 0 else {
-        throw PythonError(message: String(decoding: errorData, as: UTF8.self))
-    }
-    return data
+    let result = try ChildProcess.run("python3", [script, inputURL.path])
+    guard result.status == 0 else { throw PythonError(message: result.stderr) }
+    return Data(result.standardOutput)
 }
 
 struct PythonError: Error, CustomStringConvertible {

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Displays
 import Foundation
 import MediaAsset
@@ -34,15 +35,8 @@ enum Fixtures {
 
     /// ffprobe's presentation times of every video frame, in the item's timeline (start time 0).
     static func framePTS(_ name: String) throws -> [MediaTime] {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/ffprobe")
-        process.arguments = ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=time_base:frame=pts",
-                             "-of", "default=noprint_wrappers=1", path(name)]
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        try process.run()
-        let text = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
-        process.waitUntilExit()
+        let text = try ChildProcess.run("ffprobe", ["-v", "error", "-select_streams", "v:0", "-show_entries", "stream=time_base:frame=pts",
+                                                    "-of", "default=noprint_wrappers=1", path(name)]).stdout
         var timescale: Int32 = 1
         var values: [Int64] = []
         for line in text.split(separator: "\n") {

@@ -113,12 +113,14 @@ struct InspectorTests {
     @Test("status, screenshot, logs, log stream and programme answer with what the player does")
     func endpoints() throws {
         let player = try Player()
-        // The status names the playing media once the first frame is up.
+        // The status names the playing media once the first frame is up, and says `playing` once
+        // the engine's state (sampled at most four times a second, see TimeControlSample) has
+        // caught up with that frame: wait for both rather than for the first answer with a media.
         var status: [String: Any] = [:]
         let deadline = Date().addingTimeInterval(60)
         while Date() < deadline {
             status = try player.json("/api/status")
-            if (status["media"] as? String)?.hasSuffix(".mp4") == true { break }
+            if (status["media"] as? String)?.hasSuffix(".mp4") == true, status["state"] as? String == "playing" { break }
             usleep(100_000)
         }
         #expect((status["media"] as? String)?.hasSuffix(".mp4") == true, "\(status)")
