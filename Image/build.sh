@@ -132,6 +132,9 @@ install -m 0644 systemd/90-vitrine-usb.rules "$root/usr/lib/udev/rules.d/"
 mkdir -p "$root/usr/share/vitrine/demo/media" "$root/usr/share/doc/vitrine"
 cp Fixtures/generated/h264_aac.mp4 Fixtures/generated/logo.png Fixtures/generated/cover.png "$root/usr/share/vitrine/demo/media/"
 cp docs/bundles.md docs/inspector.md docs/configuration.md "$root/usr/share/doc/vitrine/"
+# The operator's minisign keys' folder exists even when no key is given yet (git keeps no empty
+# folders, so it is made here): a key can be added before first boot, as Image/README.md says.
+install -d -m 0755 "$root/etc/vitrine/trusted-keys"
 for key in "${trusted_keys[@]}"; do install -m 0644 "$key" "$root/etc/vitrine/trusted-keys/$(basename "$key" .pub).pub"; done
 
 # The inspector: its secrets reach the service as systemd credentials (readable by the player's
