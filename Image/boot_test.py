@@ -428,18 +428,39 @@ class BootTest:
         self.figures.append(("power-on to first frame (TCG)", f"{power_on_to_picture:.1f} s: firmware and boot loader "
                              f"{before_kernel:.1f} s, kernel to the player's start {player_start:.1f} s, the player's start "
                              f"to its first frame {power_on_to_picture - before_kernel - player_start:.1f} s"))
-        # The setup hint is drawn over the programme (text where the frame has none).
-        image, media_shown, seconds_shown = self.last_match
-        expected = self.programme.frames(media_shown, [seconds_shown])[0]
-        if psnr(hint_band(expected), hint_band(image)) > 25:
-            raise Failure("the setup hint is not on the screen")
+        # The setup hint is drawn over the programme (text where the frame has none). Its service
+        # starts beside the show, so on a busy emulator it can come a few seconds after the first
+        # frame: the screen is polled for it, with the usual deadline.
+        hint_after = self.wait_for_hint(end, dumped_at)
         grown = self.guest.shell("df -B1M --output=size /var | tail -1").strip()
         if int(grown) < 2000:
             raise Failure(f"the data partition was not grown to the 3 GiB disk: /var has {grown} MiB")
         blame = self.guest.shell("systemd-analyze 2>/dev/null | head -1; systemd-analyze blame 2>/dev/null | head -8", check=False)
         say("systemd-analyze:\n" + "\n".join("    " + line for line in blame.splitlines()))
         return (f"{power_on_to_picture:.1f} s from power-on (/var grown to {grown} MiB); {os.path.basename(media)} at {seconds:.2f} s, "
-                f"PSNR {value:.1f} dB against `vitrine thumbnails --exact`, {shift * 1000:+.0f} ms from the guest clock's moment")
+                f"PSNR {value:.1f} dB against `vitrine thumbnails --exact`, {shift * 1000:+.0f} ms from the guest clock's moment; "
+                f"the setup hint {hint_after:.1f} s after the first frame")
+
+    def wait_for_hint(self, deadline, first_frame_at):
+        """Polls the screen until the setup hint is over the programme's picture (its band differs
+        from the programme's frame of that moment); returns how long after the first frame."""
+        image, media_shown, seconds_shown = self.last_match
+        offset = self.guest_clock_offset()
+        while True:
+            if image is not None:
+                expected = self.programme.frames(media_shown, [seconds_shown])[0]
+                if psnr(hint_band(expected), hint_band(image)) <= 25:
+                    return time.time() - first_frame_at
+            if time.monotonic() > deadline:
+                raise Failure("the setup hint never came on the screen")
+            time.sleep(1)
+            self.guest.check_running()
+            path = os.path.join(self.work, "screen.ppm")
+            dumped_at = time.time()
+            image = self.guest.screendump(path)
+            value, _, media_shown, seconds_shown = self.shows_programme(image, dumped_at + offset)
+            if value < 25:
+                image = None   # between two pictures: look again
 
     # --- (b)
     def sound(self):
