@@ -67,6 +67,19 @@ done
 # A still image for overlays and image items.
 make_once logo.png ff -f lavfi -i "testsrc2=size=200x100:rate=1" -frames:v 1 "$out/logo.png"
 
+# The accelerated soak's media (Tests/ShowRunnerTests/AcceleratedSoakTests.swift): a day of
+# programme decodes in a minute or two. Tiny (160x90), 2 fps, a keyframe every second; the top
+# half of every picture is one solid colour per clip, so a screenshot says which clip is on
+# screen (and that it is not black), the bottom half moves. Two carry a sound track.
+for spec in "red:soak1:6:" "green:soak2:8:tone" "blue:soak3:10:" "yellow:soak-alert:4:tone"; do
+    IFS=: read -r colour name seconds sound <<< "$spec"
+    audio=()
+    [ -n "$sound" ] && audio=(-f lavfi -i "sine=frequency=550:sample_rate=48000:duration=$seconds" -c:a aac -b:a 32k -ac 1)
+    make_once "$name.mp4" ff -f lavfi -i "testsrc2=size=160x90:rate=2:duration=$seconds" "${audio[@]}" \
+        -vf "drawbox=x=0:y=0:w=160:h=45:color=$colour:t=fill" "${x264[@]}" -g 2 "$out/$name.mp4"
+done
+make_once soak-still.png ff -f lavfi -i color=c=magenta:size=160x90 -frames:v 1 "$out/soak-still.png"
+
 # Video whose audio track no decoder knows: it must play video-only with a warning. Written as
 # H.264 + AAC in Matroska, then the audio CodecID "A_AAC" is renamed (same length).
 if [ ! -s "$out/undecodable_audio.mkv" ]; then

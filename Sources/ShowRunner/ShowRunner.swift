@@ -367,10 +367,15 @@ public final class ShowRunner: @unchecked Sendable {
         let current = queued.first.map(ObjectIdentifier.init)
         if current != holdUntilBoundary { holdUntilBoundary = nil }
         if holdUntilBoundary == nil, let current, placements[current]?.entryKey != wanted {
-            // The winning entry changed. At an item boundary that is about to pass (the next item already
-            // belongs to it) nothing needs doing; otherwise cut over now.
+            // The winning entry changed. At an item boundary that has come (the current item's own end is
+            // now or past, and the next item already belongs to the new entry) the engine switches by
+            // itself: nothing needs doing. Otherwise the change falls inside the current item: cut over
+            // now — also when the new entry's item is queued behind it already (it was resolved for
+            // where the current item would end: waiting for that would start an interrupt late, and
+            // part-way in).
             let next = queued.dropFirst().first.flatMap { placements[ObjectIdentifier($0)] }
-            let imminent = next.map { $0.entryKey == wanted && $0.start <= now.advanced(by: MediaTime(value: 1, timescale: 1))! } ?? false
+            let ended = placements[current]?.end.map { $0 <= now } ?? false
+            let imminent = ended && (next.map { $0.entryKey == wanted && $0.start <= now.advanced(by: MediaTime(value: 1, timescale: 1))! } ?? false)
             if !imminent {
                 rebuild(at: now)
                 report(.entryChanged(currentEntryNameOnQueue ?? "nothing"))

@@ -69,14 +69,15 @@ final class ShowHarness {
     init(schedulePath: String, startAt: UTCInstant, watchesFile: Bool = false,
          mode: DisplayMode = DisplayMode(width: 320, height: 240, refreshMillihertz: 50_000),
          audioSink: (any AudioSink)? = nil, clock: ManualClock = ManualClock(start: MediaTime(value: 1, timescale: 1)),
-         shift: WallClockShift? = nil) async throws {
+         shift: WallClockShift? = nil, records: (@Sendable (PresentationRecord) -> Void)? = nil) async throws {
         self.clock = clock
         guard case .loaded(let schedule) = await ScheduleLoader.load(path: schedulePath) else {
             throw ScheduleError(diagnostics: [])
         }
         display = try HeadlessDisplay(mode: mode, pacing: .manual, clock: clock)
         let collector = self.collector
-        let log = ShowLog(writer: nil, observer: { collector.append($0) })
+        // A long show hands its records to `records` as they come instead of keeping them all.
+        let log = ShowLog(writer: nil, observer: records ?? { collector.append($0) })
         runner = ShowRunner(schedule: schedule, display: display, audioSink: audioSink, log: log,
                             configuration: .init(clock: .starting(at: startAt, host: clock, shift: shift), automaticTicks: false, watchesFile: watchesFile),
                             hostClock: clock)

@@ -9,28 +9,42 @@ import Threading
 /// The heard position advances with the clock while samples are queued and the sink is not
 /// paused, so ``currentReading()`` behaves like a real output's, at simulated speed.
 /// ``enqueue(_:)`` blocks (in real time) while more than ``capacity`` is queued.
+///
+/// A long run (a soak of simulated hours) keeps only counts: `keepsBuffers: false` records how
+/// many sample frames came, in how many buffers, not the samples themselves.
 public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
     private let player: NullAudioSink
 
     private struct State {
         var recorded: [AudioBuffer] = []
+        var bufferCount = 0
+        var frameCount = 0
         var flushes = 0
         var failureHandler: (@Sendable (MediaError) -> Void)?
         var failed = false
     }
 
     private let state = LockedValue(State())
+    private let keepsBuffers: Bool
 
-    public init(clock: any HostClock, format: AudioFormat = AudioFormat(), capacity: MediaTime = MediaTime(value: 1, timescale: 2)) {
+    public init(clock: any HostClock, format: AudioFormat = AudioFormat(), capacity: MediaTime = MediaTime(value: 1, timescale: 2),
+                keepsBuffers: Bool = true) {
         player = NullAudioSink(format: format, capacity: capacity, clock: clock)
+        self.keepsBuffers = keepsBuffers
     }
 
     public var format: AudioFormat { player.format }
     public var clock: any HostClock { player.clock }
     /// How much audio may be queued before ``enqueue(_:)`` blocks.
     public var capacity: MediaTime { player.capacity }
-    /// Every buffer enqueued, in order.
+    /// Every buffer enqueued, in order (none when the sink keeps only counts).
     public var recordedBuffers: [AudioBuffer] { state.withLock { $0.recorded } }
+    /// How many buffers were enqueued.
+    public var enqueuedBufferCount: Int { state.withLock { $0.bufferCount } }
+    /// How much audio was enqueued: sample frames over the sink's rate.
+    public var enqueuedDuration: MediaTime {
+        MediaTime(value: Int64(state.withLock { $0.frameCount }), timescale: Int32(player.format.sampleRate))
+    }
     /// How often the engine flushed.
     public var flushCount: Int { state.withLock { $0.flushes } }
     /// The volume the engine set last.
@@ -41,7 +55,9 @@ public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, Sendable
         guard !state.withLock({ $0.failed }), player.enqueue(buffer) else { return false }
         return state.withLock { state in
             guard !state.failed else { return false }
-            state.recorded.append(buffer)
+            if keepsBuffers { state.recorded.append(buffer) }
+            state.bufferCount += 1
+            state.frameCount += buffer.frameCount
             return true
         }
     }
