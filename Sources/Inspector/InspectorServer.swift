@@ -28,6 +28,8 @@ struct InspectorContext: RequestContext, RemoteAddressRequestContext {
 /// configuration allows it), a bearer token on everything but `/healthz` and the page.
 public struct InspectorServer: Service, CustomStringConvertible {
     let application: Application<RouterResponder<InspectorContext>>
+    /// Where the request handlers run (JSON, PNG encoding): a thread as nice as the event loop's.
+    let executor: ThreadExecutor
     public let settings: InspectorSettings
 
     public var description: String { "inspector \(settings.host):\(settings.port)" }
@@ -70,8 +72,15 @@ public struct InspectorServer: Service, CustomStringConvertible {
         FileDescriptorLimit.raise(toAtLeast: settings.maximumConnections + 256)
         // One event-loop thread, at a lower priority than the player's own: however hard the
         // inspector is asked, the render and audio threads get the CPU first.
+        // The handlers' async work runs on a niced thread of its own, not on the cooperative pool
+        // the player shares.
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
         group.next().execute { ThreadPriority.lowerCurrent(by: 10) }
+        do {
+            executor = try ThreadExecutor(name: "vitrine-inspect", nicer: 10)
+        } catch {
+            throw InspectorError("\(error)")
+        }
         application = Application(router: router, server: server, configuration: configuration,
                                   onServerRunning: { channel in await onListening(channel.localAddress?.port ?? settings.port) },
                                   eventLoopGroupProvider: .shared(group), logger: logger)
@@ -79,6 +88,8 @@ public struct InspectorServer: Service, CustomStringConvertible {
     }
 
     public func run() async throws {
-        try await application.run()
+        try await withTaskExecutorPreference(executor) {
+            try await application.run()
+        }
     }
 }
