@@ -1,3 +1,4 @@
+import ChildProcesses
 import Displays
 import Foundation
 import MediaAsset
@@ -99,17 +100,9 @@ enum MediaFixtures {
         return item
     }
 
+    /// The standard output of `tool` run to its end (posix_spawn: see ChildProcesses).
     static func run(_ tool: String, _ arguments: [String]) -> Data {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: tool)
-        process.arguments = arguments
-        let pipe = Pipe()
-        process.standardOutput = pipe
-        process.standardError = FileHandle.nullDevice
-        try? process.run()
-        let data = pipe.fileHandleForReading.readDataToEndOfFile()
-        process.waitUntilExit()
-        return data
+        Data((try? ChildProcess.run(tool, arguments))?.standardOutput ?? [])
     }
 
     /// ffprobe's presentation times of the first video stream's frames, in presentation order,

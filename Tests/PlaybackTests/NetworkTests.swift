@@ -66,7 +66,7 @@ struct NetworkTests {
     /// An HTTP server over one fixture that sends its first `heldAfter` bytes at once, then holds the
     /// rest until ``release()``: a network source that stalls part-way and recovers.
     final class GatedServer {
-        let process = Process()
+        let process: ChildProcess
         let port = Int.random(in: 40_000..<60_000)
         let gate = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-gate-\(UUID().uuidString)").path
 
@@ -97,15 +97,16 @@ struct NetworkTests {
         init(fixture: String, heldFraction: Double) throws {
             let path = Fixtures.path(fixture)
             let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
-            process.arguments = ["-c", Self.script, path, String(port), String(Int(Double(size) * heldFraction)), gate]
-            process.standardOutput = FileHandle.nullDevice
-            process.standardError = FileHandle.nullDevice
-            try process.run()
-            for _ in 0..<100 {
-                if Fixtures.run("/usr/bin/curl", ["-s", "-I", "-o", "/dev/null", "-w", "%{http_code}", url]) == "200" { return }
+            process = try ChildProcess(executable: "python3", arguments: [
+                "-c", Self.script, path, String(port), String(Int(Double(size) * heldFraction)), gate])
+            // Ready when it answers a HEAD request (a GET would wait at the gate).
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                if Fixtures.run("/usr/bin/curl", ["-s", "-I", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}", url]) == "200" { return }
+                guard process.isRunning else { throw Fixtures.ServerError(description: "the gated HTTP server exited before serving \(url)") }
                 usleep(50_000)
             }
+            throw Fixtures.ServerError(description: "the gated HTTP server did not serve \(url) within 60 s")
         }
 
         var url: String { "http://127.0.0.1:\(port)/stream.ts" }
@@ -113,8 +114,7 @@ struct NetworkTests {
         func release() { _ = FileManager.default.createFile(atPath: gate, contents: Data()) }
 
         deinit {
-            kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+            process.terminate(SIGKILL)
             try? FileManager.default.removeItem(atPath: gate)
         }
     }
