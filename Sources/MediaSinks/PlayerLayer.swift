@@ -180,27 +180,32 @@ public final class PlayerLayer: VideoSink, Sendable {
     }
 
     /// Sets (or clears) what the layer shows; the display pulls it from its next refresh on.
-    /// A new source is not ready for display until it reports so.
+    /// A new source is not ready for display until it reports so, and has no failure handler
+    /// until it sets one.
     public func setSource(_ source: (any VideoFrameSource)?) {
         state.withLock { state in
             if state.source !== source {
                 state.reporter = nil
+                state.failureHandler = nil
                 state.setReady(false)
             }
             state.source = source
         }
     }
 
+    /// Stops showing `source` (and forgets its failure handler) if it is still what the layer shows.
     public func removeSource(_ source: any VideoFrameSource) {
         state.withLock { state in
             guard state.source === source else { return }
             state.source = nil
             state.reporter = nil
+            state.failureHandler = nil
             state.setReady(false)
         }
     }
 
-    /// Told when the display this layer is in can no longer present at all.
+    /// Told when the display this layer is in can no longer present at all. Set it after the
+    /// source: a new source clears it.
     public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) {
         state.withLock { $0.failureHandler = handler }
     }

@@ -133,10 +133,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
                 return (state.attachVideoOutput(sink, layer: layer), false)
             }
             guard !invalidated else { return }
-            if let old {
-                old.removeSource(self)
-                old.setFailureHandler(nil)
-            }
+            if let old { leave(old) }
             if let sink {
                 sink.setSource(self)
                 sink.setFailureHandler(outputFailedHandler)
@@ -158,6 +155,15 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
             return ReadinessChange(layer: layer, isReady: state.output.announcedReady, version: state.output.readinessVersion)
         }
         if let change { layer.updateReadiness(change.isReady, version: change.version, from: self) }
+    }
+
+    /// Stops being `sink`'s source. A display layer (a ``PlayerLayer``, a display, what shows in
+    /// one) lets go of this engine and its failure handler only if they are still its own, so a
+    /// player leaving late never takes away what another player set; any other sink is this
+    /// player's alone and is cleared.
+    private func leave(_ sink: any VideoSink) {
+        sink.removeSource(self)
+        if sink.videoLayer == nil { sink.setFailureHandler(nil) }
     }
 
     /// Leaves `sink` when it is the engine's video output (a layer given another player).
@@ -202,8 +208,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
         let videoSink = outputChange.withLock { _ in
             state.withLock { state in state.attachVideoOutput(nil, layer: nil) }
         }
-        videoSink?.removeSource(self)
-        videoSink?.setFailureHandler(nil)
+        if let videoSink { leave(videoSink) }
         audioSink?.setFailureHandler(nil)
         audioSink?.flush()
         feeder?.wake()
