@@ -4,8 +4,10 @@ public import MediaSinks
 
 /// A screen Vitrine draws on: a ``VideoSink`` with layers, a screenshot and a lifecycle.
 ///
-/// Every method is safe from any thread or task. Rendering happens on the display's own render
-/// thread, which owns the EGL context (and on KMS the DRM file descriptor).
+/// As a ``VideoSink`` the display is its own full-screen video layer (``LayerStack/rootLayer``);
+/// other players show in the ``PlayerLayer``s added to ``layers``. Every method is safe from any
+/// thread or task. Rendering happens on the display's own render thread, which owns the EGL
+/// context (and on KMS the DRM file descriptor).
 public protocol Display: VideoSink {
     /// What this display is, for logs: `headless 1920x1080@60`, `KMS /dev/dri/card0 Virtual-1 1280x800@60`.
     var name: String { get }
@@ -13,7 +15,8 @@ public protocol Display: VideoSink {
     var mode: DisplayMode { get }
     /// The output rotation (portrait screens).
     var rotation: Rotation { get }
-    /// The video layer's gravity and the overlays; changes show on the next refresh.
+    /// The layer tree: the root video layer (and its gravity), the player layers and the overlays;
+    /// changes show on the next refresh.
     var layers: LayerStack { get }
     /// The last presented frame exactly as presented. Blocks until the render thread has read it back.
     func screenshot() throws(DisplayError) -> Screenshot
@@ -43,7 +46,7 @@ public enum DisplayEvent: Sendable, Hashable {
 public struct Screenshot: Sendable {
     /// The framebuffer as scanned out (rotated with the output rotation), top row first.
     public var image: RGBAImage
-    /// The source's frame id of the picture shown, if a source frame was presented.
+    /// The root layer's source's frame id of the picture shown, if one was presented.
     public var frameID: UInt64?
     /// When that frame was presented (host time), if anything was.
     public var presentationTime: MediaTime?

@@ -31,7 +31,8 @@ public final class HeadlessDisplay: Display {
         loop = try RenderLoop(
             backend: SurfacelessBackend(width: mode.width, height: mode.height, refreshInterval: mode.refreshInterval,
                                         maximumGLESVersion: maximumGLESVersion, clock: clock, logger: logger),
-            refreshInterval: mode.refreshInterval, rotation: rotation, gravity: gravity,
+            refreshInterval: mode.refreshInterval, rotation: rotation,
+            outputSize: rotation.swapsAxes ? (mode.height, mode.width) : (mode.width, mode.height), gravity: gravity,
             pacing: pacing, clock: clock, logger: logger)
         logger.debug("headless display ready", metadata: ["mode": "\(mode)", "rotation": "\(rotation.rawValue)"])
     }
@@ -44,11 +45,16 @@ public final class HeadlessDisplay: Display {
         rotation.swapsAxes ? (mode.height, mode.width) : (mode.width, mode.height)
     }
     public var layers: LayerStack { loop.layers }
-    public func setSource(_ source: (any VideoFrameSource)?) { loop.setSource(source) }
+    /// Sets what the display's own full-screen layer (``LayerStack/rootLayer``) shows.
+    public func setSource(_ source: (any VideoFrameSource)?) { loop.layers.rootLayer.setSource(source) }
+    public func removeSource(_ source: any VideoFrameSource) { loop.layers.rootLayer.removeSource(source) }
+    /// The display's own full-screen layer.
+    public var videoLayer: PlayerLayer? { loop.layers.rootLayer }
     public func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { loop.setEventHandler(handler) }
     /// Told when presenting keeps failing after the display's own recovery (flip time-outs, a lost
-    /// EGL context): the display can no longer work.
-    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.setFailureHandler(handler) }
+    /// EGL context): the display can no longer work. Whoever plays into one of its other layers
+    /// is told through that layer.
+    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.layers.rootLayer.setFailureHandler(handler) }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
     public var heartbeat: UInt64 { loop.heartbeat }
@@ -56,6 +62,11 @@ public final class HeadlessDisplay: Display {
     /// Runs one refresh now and says what it did (manual pacing; with timer pacing it adds an extra refresh).
     @discardableResult
     public func refresh() throws(DisplayError) -> RefreshOutcome { try loop.refreshNow() }
+
+    /// Whether a player shown in one of the display's layers has data on its way that the coming
+    /// refresh may need (a frame being decoded). With manual pacing on a ``ManualClock``, wait while
+    /// this holds before each ``refresh()``: what is shown then never depends on decode speed.
+    public func isWaitingForData() -> Bool { loop.isWaitingForData() }
 }
 
 /// Surfaceless EGL + an FBO: the headless display's device.

@@ -29,7 +29,7 @@ struct TickerSpec: Sendable {
     }
 
     /// Where the line is when its left edge is `offset` pixels from the rectangle's right edge, leftwards.
-    func frame(at offset: Int) -> OverlayFrame {
+    func frame(at offset: Int) -> LayerFrame {
         .pixels(x: x + width - offset, y: y, width: lineWidth, height: height)
     }
 
@@ -122,6 +122,9 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
     var outputSize: (width: Int, height: Int) { display.outputSize }
 
     func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { display.setFailureHandler(handler) }
+
+    /// The show plays in the display's own full-screen layer.
+    var videoLayer: PlayerLayer? { display.videoLayer }
 
     func setSource(_ source: (any VideoFrameSource)?) {
         state.withLock { $0.inner = source }

@@ -61,7 +61,7 @@ enum ShowItems {
 
     /// The compositor's overlay for a schedule overlay; `nil` (logged) when its picture cannot be read.
     static func screenOverlay(_ overlay: Overlay, screenHeight: Int, log: (String) -> Void) -> OverlayLayer? {
-        let frame = OverlayFrame.relative(x: overlay.rect.x, y: overlay.rect.y, width: overlay.rect.width, height: overlay.rect.height)
+        let frame = LayerFrame.relative(x: overlay.rect.x, y: overlay.rect.y, width: overlay.rect.width, height: overlay.rect.height)
         let content: OverlayLayer.Content
         switch overlay.content {
         case .image(let path):

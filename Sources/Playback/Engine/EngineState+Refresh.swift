@@ -97,11 +97,18 @@ extension EngineState {
             if phase == .ended { return nil }
             return content(for: tick, reading: reading, into: &effects, depth: depth + 1)
         }
-        if hasVideo && !videoDone && time >= shownEnd && handedEnd != nil { videoStarved = true }
-        if hasVideo && !videoDone && time >= shownEnd && handedEnd != nil && phase != .stalled && audioClock == nil {
+        let starving = hasVideo && !videoDone && time >= shownEnd && handedEnd != nil
+        let newlyStarved = starving && !videoStarved
+        if starving { videoStarved = true }
+        if starving && phase != .stalled && audioClock == nil && waitsToMinimizeStalling {
             // Out of frames: freeze the video clock until the next frame arrives.
             phase = .stalled
             clock.hold(at: shownEnd)
+            effects.emit(.playbackStalled(item))
+            effects.log(.stalled, itemIndex: itemIndex, source: item.url, time: shownEnd, at: tick.hostTime)
+        } else if newlyStarved && audioClock == nil && !waitsToMinimizeStalling {
+            // Not waiting: the clock runs on through the gap, and the frames that come late are
+            // dropped up to the one due, as with an audio clock.
             effects.emit(.playbackStalled(item))
             effects.log(.stalled, itemIndex: itemIndex, source: item.url, time: shownEnd, at: tick.hostTime)
         }

@@ -83,6 +83,11 @@ struct EngineState {
     var pending: [UInt64: Pending] = [:]
     var nextFrameID: UInt64 = 1
     var droppedFrames = 0
+    /// The video sink (attachable while the player lives) and its layer (VideoOutput.swift).
+    var output = VideoOutput()
+    /// Whether the display clock holds while the video is out of frames (``Player/automaticallyWaitsToMinimizeStalling``).
+    var waitsToMinimizeStalling = true
+    var announcedTimeControlStatus: TimeControlStatus = .paused
 
     // The audio feeder's ledger and wake-ups.
     var audio = AudioFeedLedger()
@@ -106,7 +111,9 @@ struct EngineState {
         }
         if holdingFailure { return .waitingToPlayAtSpecifiedRate(.itemFailed) }
         if phase == .ended { return .playing }
-        if !seeks.isEmpty || videoStarved || (phase.needsFirstFrame && item.hasVideo) { return .waitingToPlayAtSpecifiedRate(.toMinimizeStalls) }
+        if !seeks.isEmpty || (videoStarved && waitsToMinimizeStalling) || (phase.needsFirstFrame && item.hasVideo) {
+            return .waitingToPlayAtSpecifiedRate(.toMinimizeStalls)
+        }
         return .playing
     }
 

@@ -20,6 +20,8 @@ public enum PlayerEvent: Sendable {
     case playbackStalled(PlayerItem)
     /// A seek finished (`true`) or was superseded (`false`).
     case seekCompleted(PlayerItem, MediaTime, finished: Bool)
+    /// ``Player/timeControlStatus`` changed: paused, waiting (and why), or playing.
+    case timeControlStatusChanged(TimeControlStatus)
 }
 
 /// One line of the presentation log: a presented frame or an event. See docs/presentation-log.md.
@@ -48,11 +50,15 @@ public struct PresentedFrame: Sendable, Hashable {
     public var audioClock: MediaTime?
     /// Frames decoded but never presented, in total since the player started.
     public var droppedFrames: Int
+    /// The name of the display layer the frame was shown in (``PlayerLayer/name``; `screen` for a
+    /// display's own full-screen layer), or nil when the video sink is no display layer.
+    public var layer: String?
 
     public init(
         itemIndex: Int, source: String, presentationTime: MediaTime, presentedAt: MediaTime, refresh: UInt64,
-        clock: MediaTime, audioClock: MediaTime?, droppedFrames: Int
+        clock: MediaTime, audioClock: MediaTime?, droppedFrames: Int, layer: String? = nil
     ) {
+        self.layer = layer
         self.itemIndex = itemIndex
         self.source = source
         self.presentationTime = presentationTime

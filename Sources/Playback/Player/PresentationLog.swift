@@ -61,6 +61,7 @@ public final class PresentationLogWriter: Sendable {
                 ("clock_s", seconds(frame.clock)),
             ]
             if let audio = frame.audioClock { fields.append(("audio_clock_s", seconds(audio))) }
+            if let layer = frame.layer { fields.append(("layer", quote(layer))) }
             return object(fields)
         case .event(let event):
             var fields: [(String, String)] = [
