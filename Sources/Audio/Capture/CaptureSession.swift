@@ -73,7 +73,7 @@ final class CaptureSession: Sendable {
         // Capturing has begun when this returns: a recording started now loses nothing to the start-up.
         if device != nil {
             shared.withLock(waitingUntil: { $0.hasStamp || $0.isFinished },
-                            timeout: .milliseconds(configuration.stallTimeoutMilliseconds + 1_000)) { _ in }
+                            timeout: .milliseconds(CaptureThread.startTimeoutMilliseconds(configuration) + 1_000)) { _ in }
         }
     }
 
@@ -119,9 +119,15 @@ final class CaptureSession: Sendable {
         join()
     }
 
-    /// Waits for the thread to end by itself (after a stop time, a duration, a failure).
+    /// Waits for the thread to end by itself (after a stop time, a duration, a failure). Called
+    /// on the thread itself (its event handler released the recorder's last reference), it
+    /// returns at once: the thread is ending anyway.
     func join() {
-        guard let running = thread.withLock({ $0.take() }) else { return }
-        running.join()
+        let running = thread.withLock { thread -> NamedThread? in
+            guard let current = thread, !current.isCurrent else { return nil }
+            thread = nil
+            return current
+        }
+        running?.join()
     }
 }

@@ -59,6 +59,12 @@ struct CaptureThread {
         case clocked
     }
 
+    /// How long a device just opened may take to deliver its first period: a sound server can take
+    /// a few seconds to start a stream.
+    static func startTimeoutMilliseconds(_ configuration: AudioCaptureConfiguration) -> Int {
+        3 * configuration.stallTimeoutMilliseconds
+    }
+
     mutating func run() {
         device?.claim()
         writer?.claim()
@@ -96,7 +102,7 @@ struct CaptureThread {
             // A plugin past the end of its input file leaves the buffer as it was: silence, not old samples.
             for index in bytes.indices { bytes[index] = 0 }
             var recovered = 0
-            let stallTimeout = configuration.stallTimeoutMilliseconds
+            let stallTimeout = deviceFrames == 0 ? Self.startTimeoutMilliseconds(configuration) : configuration.stallTimeoutMilliseconds
             let read = bytes.withUnsafeMutableBytes { buffer -> Result<PCMDevice.ReadOutcome, ALSAError> in
                 do throws(ALSAError) {
                     try current.startCapture()
