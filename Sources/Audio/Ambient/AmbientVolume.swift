@@ -55,7 +55,7 @@ public final class AmbientVolume: Sendable {
         controller = LockedValue(Steering(controller: AmbientVolumeController(settings: settings)))
         output.tracksSilence = true
         // The volume is right from the start: the initial one, or the quiet hours' cap.
-        tick()
+        output.masterVolume = tick().volume
     }
 
     /// One step: measure, decide, set the master volume. Returns the status after it.
