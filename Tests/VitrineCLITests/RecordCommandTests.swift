@@ -82,6 +82,20 @@ struct RecordCommandTests {
         #expect(level.map { abs($0 - 20 * log10(0.25 / 2.0.squareRoot())) <= 0.5 } == true, "\(last)")
     }
 
+    @Test("--meter on a terminal redraws one line in place", .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/script"),
+                                                                    "needs script (util-linux) for a pseudo-terminal"))
+    func meterOnATerminal() throws {
+        let setup = try Setup()
+        defer { setup.remove() }
+        // script(1) runs the command on a pseudo-terminal and copies what it wrote to ours.
+        let command = "env \(setup.environment) \(CommandRunner.vitrine!) record \(setup.directory)/tty.wav --device source --duration 1.5 --meter"
+        let run = try CommandRunner.run("/usr/bin/script", ["-q", "-e", "-c", command, "/dev/null"])
+        #expect(run.status == 0, "\(run.stdout)")
+        let redraws = run.stdout.components(separatedBy: "\r").filter { $0.contains("dBFS\u{1B}[K") }
+        #expect(redraws.count >= 10, "\(redraws.count) redraws: \(run.stdout.debugDescription)")
+        #expect(run.stdout.contains(" L [") && run.stdout.contains(" R ["), "\(run.stdout)")
+    }
+
     @Test("SIGINT stops the recording; the WAV file is complete and the exit status 0")
     func interruptedBySignal() async throws {
         let setup = try Setup(seconds: 30)
