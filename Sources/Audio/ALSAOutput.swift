@@ -280,6 +280,28 @@ public final class ALSAOutput: Sendable {
         shared.withLock { $0.meter.peakPower.indices.contains(channel) ? $0.meter.peakPower[channel] : LevelMeter.floor }
     }
 
+    // MARK: Silence
+
+    /// Whether every mixed period is checked for sound, so ``heardSilenceStart()`` can tell since
+    /// when the speaker has been silent. Turning it on counts everything mixed so far as sound.
+    var tracksSilence: Bool {
+        get { shared.withLock { $0.tracksSilence } }
+        set {
+            shared.withLock { state in
+                if newValue, !state.tracksSilence { state.audibleEndFrame = state.framesWritten + Int64(state.deviceFormat.periodFrames) }
+                state.tracksSilence = newValue
+            }
+        }
+    }
+
+    /// The host time (`MonotonicClock`) since which nothing audible has come out of the speaker —
+    /// the gaps between items, silent passages, an empty mix — or `nil` while sound is coming out.
+    /// Needs ``tracksSilence``.
+    func heardSilenceStart() -> MediaTime? {
+        let now = MonotonicClock.nanosecondsNow()
+        return shared.withLock { $0.silenceStart(atHostNanos: now) }.map(MediaTime.nanoseconds)
+    }
+
     // MARK: Clock and routes
 
     /// The device clock: frames heard so far as a time, advancing in real time while the

@@ -151,16 +151,22 @@ struct PlayCommand: AsyncParsableCommand {
             // The file fills in what the command line leaves out; then the command runs as if given it all.
             var command = self
             let configuration = try Self.readConfiguration(configFile)
+            // A volume given on the command line is the volume: the room does not change it.
+            let ambient = volume == nil ? configuration.audio.ambient : nil
+            if configuration.audio.ambient != nil, volume != nil {
+                printError("vitrine play: --volume given: the ambient volume ([audio.ambient]) is off")
+            }
             try command.apply(configuration)
             command.configFile = nil
             try command.validate()
-            return try await command.play(inspector: configuration.inspector, configPath: configFile, setupHint: configuration.bundles.setupHint)
+            return try await command.play(inspector: configuration.inspector, configPath: configFile, setupHint: configuration.bundles.setupHint,
+                                          ambient: ambient)
         }
-        try await play(inspector: nil, configPath: nil, setupHint: false)
+        try await play(inspector: nil, configPath: nil, setupHint: false, ambient: nil)
     }
 
-    /// Plays, with the configuration's inspector when it has one.
-    private func play(inspector: Configuration.Inspector?, configPath: String?, setupHint: Bool) async throws {
+    /// Plays, with the configuration's inspector and ambient volume when it has them.
+    private func play(inspector: Configuration.Inspector?, configPath: String?, setupHint: Bool, ambient: Configuration.Ambient?) async throws {
         MemoryTuning.keepLargeBuffersMapped()
         // Native journal entries under systemd, plain lines on a terminal; the inspector's ring
         // keeps the recent ones for /api/logs.
@@ -245,16 +251,15 @@ struct PlayCommand: AsyncParsableCommand {
         let playback: PlaybackService.Playback
         var watcher: Task<Int, Never>?
         var supervising: Task<Void, Never>?
-        if let schedule {
-            let clock: ShowClock
-            if let startAt {
-                guard let instant = schedule.timeZone.parseInstant(startAt) else {
-                    throw ValidationError("--start-at '\(startAt)': expected an ISO 8601 date-time, e.g. 2026-03-29T08:00:00Z")
-                }
-                clock = .starting(at: instant)
-            } else {
-                clock = .system(offsetSeconds: clockOffset ?? 0)
+        // The show's wall clock: --start-at and --clock-offset move it, for the programme and the quiet hours alike.
+        var clock = ShowClock.system(offsetSeconds: clockOffset ?? 0)
+        if let schedule, let startAt {
+            guard let instant = schedule.timeZone.parseInstant(startAt) else {
+                throw ValidationError("--start-at '\(startAt)': expected an ISO 8601 date-time, e.g. 2026-03-29T08:00:00Z")
             }
+            clock = .starting(at: instant)
+        }
+        if let schedule {
             let show = ShowRunner(schedule: schedule, display: screen, audioSink: soundtrack, log: log,
                                   configuration: .init(clock: clock, gravity: gravity.flatMap(VideoGravity.init(commandLineName:))),
                                   logger: Logger(label: "vitrine.show"))
@@ -292,6 +297,11 @@ struct PlayCommand: AsyncParsableCommand {
                 mix?.stop()
                 input?.close()
             })
+        }
+        // After the output, so it stops first: the room sets the master volume ([audio.ambient]).
+        if let ambient, let output, let service = AmbientVolumeService.make(
+            ambient, output: output, initialVolume: volume, zone: schedule?.timeZone ?? .utc, clock: clock, logger: logger) {
+            services.append(service)
         }
         services.append(DisplayService(display: screen))
         let notifier = SystemdNotifier.fromEnvironment()

@@ -10,6 +10,14 @@ struct OutputState: Sendable {
     var masterGains: GainRamp
     var isMeteringEnabled = false
     var meter: LevelMeter
+    /// Whether each mixed period is checked for sound: an ambient volume measures the room only
+    /// while the speaker is silent.
+    var tracksSilence = false
+    /// The device frame just after the last mixed period that carried sound (a peak above
+    /// ``OutputState/silenceThreshold`` after the master volume).
+    var audibleEndFrame: Int64 = 0
+    /// Below this peak amplitude (−60 dBFS) a period counts as silent.
+    static let silenceThreshold: Float = 0.001
 
     /// Device frames mixed and handed to the device (or to the silent clock) so far.
     var framesWritten: Int64 = 0
@@ -64,6 +72,14 @@ struct OutputState: Sendable {
         heard = max(heard, lastHeardEstimate)
         lastHeardEstimate = heard
         return heard
+    }
+
+    /// The host time from which the speaker has been silent (the last audible frame has been
+    /// heard by `nowNanos`), or `nil` while sound is still coming out of it.
+    mutating func silenceStart(atHostNanos nowNanos: Int64) -> Int64? {
+        let heard = heardFrame(atHostNanos: nowNanos)
+        guard audibleEndFrame <= heard else { return nil }
+        return nowNanos - (heard - audibleEndFrame) * 1_000_000_000 / Int64(deviceFormat.sampleRate)
     }
 
     /// Mixes one period of every playing input into `mix` (interleaved) and applies the master stage.
@@ -127,6 +143,11 @@ struct OutputState: Sendable {
         let masterTargets = GainRamp.targets(channelCount: channels, volume: masterVolume, pan: 0, muted: isMasterMuted)
         masterGains.scale(mix, frames: frames, targets: masterTargets)
         if isMeteringEnabled { meter.measure(mix, frames: frames) }
+        if tracksSilence {
+            var peak: Float = 0
+            for sample in 0..<(frames * channels) { peak = max(peak, abs(mix[sample])) }
+            if peak > OutputState.silenceThreshold { audibleEndFrame = firstFrame + Int64(frames) }
+        }
 
         var handlers: [@Sendable () -> Void] = []
         pendingFinishes.removeAll { pending in

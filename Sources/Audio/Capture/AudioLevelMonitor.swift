@@ -1,0 +1,116 @@
+import Threading
+
+/// Listens to a capture device without recording: how loud the room is, for the ambient volume
+/// (``AmbientVolume``) and for anything else that only needs levels.
+///
+/// It opens the device in one channel if it offers that (else two) at the rate nearest 48 kHz, and
+/// its capture thread (`vitrine-audio-in`) adds every period to a running sum that
+/// ``takeLevel()`` hands out with the host times it covers. A device that goes away is tried
+/// again every ``AudioCaptureConfiguration/reopenIntervalMilliseconds`` (``routeChanges`` says so);
+/// with `waitsForDevice` one that is not there at the start is no error either: a missing
+/// microphone never stops the show.
+public final class AudioLevelMonitor: Sendable {
+    public let configuration: AudioCaptureConfiguration
+    private let session: CaptureSession
+    private let observers: LockedValue<Observers>
+
+    private struct Observers {
+        var continuations: [Int: AsyncStream<AudioRouteChange>.Continuation] = [:]
+        var next = 0
+        var isStopped = false
+    }
+
+    /// Opens the device and starts listening.
+    ///
+    /// - Throws: ``AudioCaptureError`` naming the device (unless `waitsForDevice`: then only a
+    ///   configuration text that does not parse, or a thread that cannot start).
+    public init(configuration: AudioCaptureConfiguration, sampleRate: Int = 48_000, waitsForDevice: Bool = false) throws(AudioCaptureError) {
+        self.configuration = configuration
+        let observers = LockedValue(Observers())
+        self.observers = observers
+        session = try CaptureSession(
+            configuration: configuration, sampleRate: sampleRate, channelCounts: [1, 2], candidates: [.s16, .s32, .float32],
+            exactRate: false, waitsForDevice: waitsForDevice, reopensDevice: true, makeWriter: { _ in nil },
+            post: { event in
+                let change: AudioRouteChange
+                switch event {
+                case .deviceLost(let lost): change = lost
+                case .deviceAvailable(let available): change = available
+                case .encodeError, .finished: return
+                }
+                for continuation in observers.withLock({ Array($0.continuations.values) }) { continuation.yield(change) }
+            })
+        session.shared.withLock { $0.accumulatesLevel = true }
+        if let reason = session.unavailableReason {
+            AudioRecorder.logger.warning("no capture device yet, trying again every second: \(reason)")
+        }
+    }
+
+    deinit { stop() }
+
+    /// Why the device could not be opened at the start (with `waitsForDevice`), or `nil`.
+    public var unavailableReason: AudioCaptureError? { session.unavailableReason }
+
+    /// The device listened to now, or `nil` while it is gone.
+    public var currentDeviceName: String? { session.shared.withLock { $0.currentDevice } }
+
+    /// The device's format (or the one asked for while no device is open).
+    public var deviceFormat: DeviceFormat { session.shared.withLock { $0.deviceFormat } }
+
+    /// The level of everything captured since the last call (or the start), with the host times
+    /// it covers; `nil` when nothing was captured (the device is gone, or the last call was less
+    /// than a period ago).
+    public func takeLevel() -> CapturedLevel? {
+        session.shared.withLock { $0.accumulated.take() }
+    }
+
+    /// Stops listening and closes the device. Later calls do nothing.
+    public func stop() {
+        session.end()
+        let continuations = observers.withLock { observers in
+            observers.isStopped = true
+            defer { observers.continuations.removeAll() }
+            return Array(observers.continuations.values)
+        }
+        for continuation in continuations { continuation.finish() }
+    }
+
+    /// The device going away and coming back, from now on until ``stop()``.
+    public var routeChanges: AsyncStream<AudioRouteChange> {
+        let (stream, continuation) = AsyncStream<AudioRouteChange>.makeStream(bufferingPolicy: .bufferingNewest(16))
+        let id = observers.withLock { observers -> Int? in
+            guard !observers.isStopped else { return nil }
+            observers.next += 1
+            observers.continuations[observers.next] = continuation
+            return observers.next
+        }
+        guard let id else {
+            continuation.finish()
+            return stream
+        }
+        let observers = self.observers
+        continuation.onTermination = { _ in observers.withLock { _ = $0.continuations.removeValue(forKey: id) } }
+        return stream
+    }
+
+    // MARK: Metering
+
+    /// Whether each period is also measured for ``averagePower(forChannel:)`` and ``peakPower(forChannel:)``.
+    public var isMeteringEnabled: Bool {
+        get { session.shared.withLock { $0.isMeteringEnabled } }
+        set { session.shared.withLock { $0.isMeteringEnabled = newValue } }
+    }
+
+    /// Makes the last measured period's levels visible.
+    public func updateMeters() { session.shared.withLock { $0.meter.publish() } }
+
+    /// RMS level of the last measured period, in dBFS (−160 … 0).
+    public func averagePower(forChannel channel: Int) -> Float {
+        session.shared.withLock { $0.meter.averagePower.indices.contains(channel) ? $0.meter.averagePower[channel] : LevelMeter.floor }
+    }
+
+    /// Peak level of the last measured period, in dBFS (−160 … 0).
+    public func peakPower(forChannel channel: Int) -> Float {
+        session.shared.withLock { $0.meter.peakPower.indices.contains(channel) ? $0.meter.peakPower[channel] : LevelMeter.floor }
+    }
+}
