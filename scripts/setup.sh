@@ -33,8 +33,8 @@ packages=(
     # The appliance image (Image/build.sh) and its boot test: Debian's bootstrapper, the read-only
     # root's and the partition table's tools, UEFI firmware for QEMU.
     mmdebstrap erofs-utils fdisk bmap-tools ovmf
-    # Benchmarks (gnuplot draws the soak's plot).
-    mpv hyperfine time gnuplot-nox
+    # Benchmarks (gnuplot draws the soak's plot; ffplay comes with ffmpeg; perf profiles decoding).
+    mpv hyperfine time gnuplot-nox linux-perf
 )
 
 sudo_if_needed() {
