@@ -77,13 +77,13 @@ public struct ScheduleResolver: Sendable {
                 let endDate = endTime <= startTime ? date.adding(days: 1) : date
                 end = zone.instant(for: LocalDateTime(date: endDate, time: endTime))
             }
-        } else if entry.isInterrupt, let pass = passNanoseconds(entry.playlist) {
+        } else if entry.isInterrupt, let pass = entry.content.playlistName.flatMap(passNanoseconds) {
             end = UTCInstant(nanosecondsSinceEpoch: saturatingSum(start.nanosecondsSinceEpoch, pass))
         } else {
             end = zone.instant(for: LocalDateTime(date: date.adding(days: 1), time: .midnight))
         }
         // An interrupt plays its playlist once, even inside a longer window.
-        if entry.isInterrupt, entry.end != nil, let pass = passNanoseconds(entry.playlist) {
+        if entry.isInterrupt, entry.end != nil, let pass = entry.content.playlistName.flatMap(passNanoseconds) {
             end = min(end, UTCInstant(nanosecondsSinceEpoch: saturatingSum(start.nanosecondsSinceEpoch, pass)))
         }
         guard end > start else { return nil }
@@ -92,7 +92,7 @@ public struct ScheduleResolver: Sendable {
 
     /// How many days before an instant's local date a window containing it may have started.
     func lookbackDays(_ entry: Entry) -> Int {
-        if entry.isInterrupt, entry.end == nil, let pass = passNanoseconds(entry.playlist) {
+        if entry.isInterrupt, entry.end == nil, let pass = entry.content.playlistName.flatMap(passNanoseconds) {
             // An interrupt longer than that is absurd; do not search further back for it.
             return min(Int(pass / 86_400_000_000_000), ScheduleResolver.interruptLookbackDays) + 2
         }
@@ -150,7 +150,8 @@ public struct ScheduleResolver: Sendable {
     /// The state at `instant` under `win`, without ``ProgrammeState/nextChange``; also when the
     /// current play of the item ends.
     func place(at instant: UTCInstant, winner win: (entry: Entry, occurrence: Occurrence)?) -> (ProgrammeState, UTCInstant?) {
-        let playlistName = win?.entry.playlist ?? schedule.fallbackPlaylist
+        // A layout's zones are not placed yet: its windows play no playlist.
+        let playlistName = win.map { $0.entry.content.playlistName } ?? schedule.fallbackPlaylist
         let anchor = win?.occurrence.start ?? UTCInstant(nanosecondsSinceEpoch: 0)
         var state = ProgrammeState(instant: instant, entry: win?.entry, occurrence: win?.occurrence, playlistName: playlistName,
                                    itemIndex: nil, repetition: 0, position: .zero, mediaTime: .zero, itemStart: nil, nextChange: nil)
