@@ -100,13 +100,17 @@ public struct Configuration: Sendable, Hashable {
         /// 0, 90, 180 or 270 degrees clockwise.
         public var rotation: Int?
         public var gravity: VideoGravity?
+        /// This screen's part of a video wall (`wall` or `crop`), over what the schedule says.
+        public var wall: WallTile?
 
-        public init(kind: String? = nil, connector: String? = nil, mode: String? = nil, rotation: Int? = nil, gravity: VideoGravity? = nil) {
+        public init(kind: String? = nil, connector: String? = nil, mode: String? = nil, rotation: Int? = nil, gravity: VideoGravity? = nil,
+                    wall: WallTile? = nil) {
             self.kind = kind
             self.connector = connector
             self.mode = mode
             self.rotation = rotation
             self.gravity = gravity
+            self.wall = wall
         }
     }
 

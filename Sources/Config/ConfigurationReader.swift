@@ -16,7 +16,7 @@ public enum ConfigurationReader {
     static let topKeys = ["schedule", "state_directory", "presentation_log", "display", "audio", "import", "inspector"]
     static let inspectorKeys = ["listen", "token_file", "tls_certificate", "tls_key", "allow_plain_http"]
     static let importKeys = ["directory", "trusted_keys", "accept_unsigned", "keep_free_mb", "setup_hint"]
-    static let displayKeys = ["kind", "connector", "mode", "rotation", "gravity"]
+    static let displayKeys = ["kind", "connector", "mode", "rotation", "gravity", "wall", "crop"]
     static let audioKeys = ["enabled", "device", "volume", "ambient"]
     static let ambientKeys = ["device", "level_range", "volume_range", "max_change_per_second", "time_constant", "quiet_hours", "timezone"]
     static let quietHoursKeys = ["start", "end", "volume"]
@@ -90,6 +90,13 @@ public enum ConfigurationReader {
                     }
                 }
                 if let node = display["gravity"], let gravity = log.gravity(node) { configuration.display.gravity = gravity }
+                if let wall = display["wall"], let crop = display["crop"] {
+                    log.error(.invalidValue, crop.location, "give [display] wall or crop, not both (wall at line \(wall.location.line))")
+                } else if let node = display["wall"] {
+                    configuration.display.wall = log.wallTile(node)
+                } else if let node = display["crop"] {
+                    configuration.display.wall = log.wallCrop(node)
+                }
             }
             if let node = table["audio"], let audio = log.table(node, "audio") {
                 log.checkKeys(audio, ConfigurationReader.audioKeys, context: "[audio]")

@@ -74,12 +74,16 @@ public struct DisplaySettings: Sendable, Hashable {
     public var gravity: VideoGravity
     /// The DRM connector name ("HDMI-A-1"); `nil` picks the first connected one.
     public var connector: String?
+    /// This screen's part of a video wall (`wall` or `crop`); `nil`: the whole picture.
+    public var wall: WallTile?
 
-    public init(mode: Mode = .automatic, rotationDegrees: Int = 0, gravity: VideoGravity = .resizeAspect, connector: String? = nil) {
+    public init(mode: Mode = .automatic, rotationDegrees: Int = 0, gravity: VideoGravity = .resizeAspect, connector: String? = nil,
+                wall: WallTile? = nil) {
         self.mode = mode
         self.rotationDegrees = rotationDegrees
         self.gravity = gravity
         self.connector = connector
+        self.wall = wall
     }
 }
 

@@ -94,7 +94,7 @@ struct ScheduleDecoder {
     }
 
     static let topKeys = ["version", "timezone", "fallback", "display", "restart", "playlists", "layouts", "entries"]
-    static let displayKeys = ["mode", "rotation", "gravity", "connector"]
+    static let displayKeys = ["mode", "rotation", "gravity", "connector", "wall", "crop"]
     static let restartKeys = ["retries", "backoff", "backoff_multiplier", "max_backoff", "on_failure", "fallback_after"]
     static let playlistKeys = ["items"]
     static let itemKeys = ["video", "url", "image", "duration", "volume", "mute", "gravity", "in", "out", "repeat", "overlays"]
@@ -201,6 +201,13 @@ struct ScheduleDecoder {
         }
         if let n = table["gravity"], let g = log.gravity(n) { settings.gravity = g }
         if let n = table["connector"], let c = log.string(n, "connector") { settings.connector = c }
+        if let wall = table["wall"], let crop = table["crop"] {
+            log.error(.invalidValue, crop.location, "give [display] wall or crop, not both (wall at line \(wall.location.line))")
+        } else if let n = table["wall"] {
+            settings.wall = log.wallTile(n)
+        } else if let n = table["crop"] {
+            settings.wall = log.wallCrop(n)
+        }
         return settings
     }
 

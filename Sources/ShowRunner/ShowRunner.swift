@@ -149,6 +149,7 @@ public final class ShowRunner: @unchecked Sendable {
         self.gate = gate
         self.audioSink = audioSink
         let player = QueuePlayer(items: [], videoSink: gate, audioSink: audioSink, clock: hostClock)
+        player.sourceClock = .wallClock(offset: configuration.clock.offset(fromWallClockOf: hostClock))
         engine = LockedValue(player)
         gate.attach(player)
         player.setPresentationHandler { record in log.record(record) }
@@ -248,6 +249,7 @@ public final class ShowRunner: @unchecked Sendable {
             let old = player
             old.invalidate()
             let new = QueuePlayer(items: [], videoSink: gate, audioSink: audioSink, clock: hostClock)
+            new.sourceClock = .wallClock(offset: configuration.clock.offset(fromWallClockOf: hostClock))
             engine.withLock { $0 = new }
             gate.attach(new)
             new.setPresentationHandler { [log] record in log.record(record) }
@@ -361,6 +363,7 @@ public final class ShowRunner: @unchecked Sendable {
         let ids = Set(queued.map(ObjectIdentifier.init))
         placements = placements.filter { ids.contains($0.key) || isHeld($0.value) }
         let now = configuration.clock.now()
+        followWallClock()
         if clockStepped(now: now) { return }
         let wanted = key(resolver.winner(at: now))
         if reports != nil, supervisedStep(wanted: wanted, now: now) { return }
@@ -381,21 +384,51 @@ public final class ShowRunner: @unchecked Sendable {
         topUp()
     }
 
+    /// Keeps the player on the show's wall clock: its offset from the host's wall clock changes
+    /// when the show's clock is stepped (`--clock-step`, a test's shift) or, for a chosen start
+    /// (`--start-at`), as the host's wall clock slews. The player's pins are wall-clock instants,
+    /// so it sees the change as an error and eases it out, or seeks.
+    private func followWallClock() {
+        let offset = configuration.clock.offset(fromWallClockOf: hostClock)
+        let player = self.player
+        guard case .wallClock(let current) = player.sourceClock else { return }
+        let difference = offset - current
+        if difference > MediaTime(value: 1, timescale: 10_000) || difference < MediaTime(value: -1, timescale: 10_000) {
+            player.sourceClock = .wallClock(offset: offset)
+        }
+    }
+
     /// Whether the wall clock jumped (an NTP step, the date set by hand) by more than a second
-    /// against the host clock since the last tick: then every position the queue was built on is
-    /// wrong, and the programme is resolved again for the new now (`clock-step`). Slews are
-    /// followed at item boundaries as before.
+    /// against the host clock since the last tick (`clock-step`). When the programme at the new
+    /// now still plays the current item, the player follows the step by seeking within it (it
+    /// follows the wall clock: `sync-seek`) and the queue stays; otherwise every position the
+    /// queue was built on is wrong, and the programme is resolved again for the new now.
     private func clockStepped(now: UTCInstant) -> Bool {
         let host = hostClock.now()
         defer { lastTick = (now, host) }
         guard let last = lastTick else { return false }
         let drift = now.since(last.wall) - (host - last.host)
         guard drift > MediaTime(value: 1, timescale: 1) || drift < MediaTime(value: -1, timescale: 1) else { return false }
-        logger.warning("the wall clock stepped by \(MediaTime.format(seconds: drift.seconds, decimals: 3)) s: resolving the programme again")
         log.event(.clockStepped, time: nil, at: MonotonicClock().now(), detail: "\(now)", delay: drift)
+        if stillPlaysCurrentItem(at: now) {
+            logger.warning("the wall clock stepped by \(MediaTime.format(seconds: drift.seconds, decimals: 3)) s: the player seeks to the programme's position")
+            return false
+        }
+        logger.warning("the wall clock stepped by \(MediaTime.format(seconds: drift.seconds, decimals: 3)) s: resolving the programme again")
         rebuild(at: now)
         report(.entryChanged(currentEntryNameOnQueue ?? "nothing"))
         return true
+    }
+
+    /// Whether the programme at `instant` plays the current item's placement (same entry, same
+    /// playlist item, same start), part-way in.
+    private func stillPlaysCurrentItem(at instant: UTCInstant) -> Bool {
+        guard case .none = hold, fallbackRun == nil, let current = player.currentItem,
+              let placement = placements[ObjectIdentifier(current)] else { return false }
+        let state = resolver.resolve(at: instant)
+        return key(state.entry.flatMap { entry in state.occurrence.map { (entry, $0) } }) == placement.entryKey
+            && state.playlistName == placement.programmeItem.playlist && state.itemIndex == placement.programmeItem.index
+            && (state.itemStart ?? state.instant) == placement.start && (placement.end.map { instant < $0 } ?? true)
     }
 
     /// The engine stops (rate 0) when its queue runs empty, as AVQueuePlayer does: a show that
@@ -460,6 +493,9 @@ public final class ShowRunner: @unchecked Sendable {
               playlist.items.indices.contains(index) else { return nil }
         let media = playlist.items[index]
         let item = ShowItems.playerItem(for: media, withSound: hasSound, from: state.position)
+        // The item's first media time is due at the instant it is resolved for: the player keeps
+        // it on the wall clock there, so screens with the same schedule show the same frame.
+        item.wallClockPin = WallClockPin(time: item.currentTime(), wallClockTime: .nanoseconds(state.instant.nanosecondsSinceEpoch))
         let start = state.itemStart ?? state.instant
         var end: UTCInstant?
         if let length = media.playDuration, length.isNumeric { end = start.advanced(by: length) }

@@ -97,6 +97,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("clock-offset"), help: "Schedules: shift the wall clock by this many seconds.")
     var clockOffset: Double?
 
+    @Option(name: .customLong("clock-step"), help: ArgumentHelp(
+        "Schedules, a diagnostic: AFTER seconds into playing, step this screen's wall clock by SECONDS (negative: back), as an NTP step would; repeatable.",
+        valueName: "AFTER=SECONDS"))
+    var clockSteps: [String] = []
+
     @Flag(help: "Run on a simulated clock, as fast as decoding allows, presenting to a paced null sink (no display, no sound): the presentation log is the one a real-time run on an idle machine would write.")
     var simulatedClock = false
 
@@ -116,8 +121,11 @@ struct PlayCommand: AsyncParsableCommand {
         if !isSchedule && configFile == nil && importDirectory != nil {
             throw ValidationError("--import-directory applies to a schedule (a .toml or .json file)")
         }
-        if !isSchedule && (startAt != nil || clockOffset != nil) {
-            throw ValidationError("--start-at and --clock-offset apply to a schedule (a .toml or .json file)")
+        if !isSchedule && configFile == nil && (startAt != nil || clockOffset != nil || !clockSteps.isEmpty) {
+            throw ValidationError("--start-at, --clock-offset and --clock-step apply to a schedule (a .toml or .json file)")
+        }
+        for step in clockSteps where ClockStep(parsing: step) == nil {
+            throw ValidationError("--clock-step '\(step)': expected AFTER=SECONDS, e.g. 10=0.08 (after 10 s, step the clock 80 ms ahead)")
         }
         if isSchedule && loop { throw ValidationError("--loop applies to media files; a schedule says what loops") }
         if (simulatedClock || display == "null") && (isSchedule || !screenshotAt.isEmpty || configFile != nil) {
@@ -251,13 +259,18 @@ struct PlayCommand: AsyncParsableCommand {
         let playback: PlaybackService.Playback
         var watcher: Task<Int, Never>?
         var supervising: Task<Void, Never>?
-        // The show's wall clock: --start-at and --clock-offset move it, for the programme and the quiet hours alike.
-        var clock = ShowClock.system(offsetSeconds: clockOffset ?? 0)
+        // The show's wall clock: --start-at and --clock-offset move it, for the programme and the quiet
+        // hours alike; --clock-step steps it as NTP would.
+        let shift = WallClockShift()
+        var clock = ShowClock.system(offsetSeconds: clockOffset ?? 0, shift: shift)
         if let schedule, let startAt {
             guard let instant = schedule.timeZone.parseInstant(startAt) else {
                 throw ValidationError("--start-at '\(startAt)': expected an ISO 8601 date-time, e.g. 2026-03-29T08:00:00Z")
             }
-            clock = .starting(at: instant)
+            clock = .starting(at: instant, shift: shift)
+        }
+        if schedule != nil {
+            scheduleClockSteps(clockSteps.compactMap(ClockStep.init(parsing:)), on: shift, logger: logger)
         }
         if let schedule {
             let show = ShowRunner(schedule: schedule, display: screen, audioSink: soundtrack, log: log,
@@ -527,5 +540,34 @@ enum MemoryTuning {
         let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD in <malloc.h>
         _ = glibcMallopt(mmapThreshold, 64 * 1024)
         #endif
+    }
+}
+
+/// `--clock-step AFTER=SECONDS`: a diagnostic step of the show's wall clock.
+struct ClockStep: Equatable {
+    var after: Double
+    var seconds: Double
+
+    init?(parsing text: String) {
+        let parts = text.split(separator: "=", maxSplits: 1)
+        guard parts.count == 2, let after = Double(parts[0]), let seconds = Double(parts[1]),
+              after >= 0, after.isFinite, seconds.isFinite, abs(seconds) < 1e6 else { return nil }
+        self.after = after
+        self.seconds = seconds
+    }
+}
+
+extension PlayCommand {
+    /// Steps `shift` at each `--clock-step`, counted from now (the show's start).
+    func scheduleClockSteps(_ steps: [ClockStep], on shift: WallClockShift, logger: Logger) {
+        guard !steps.isEmpty else { return }
+        let start = ContinuousClock.now
+        Task.detached {
+            for step in steps.sorted(by: { $0.after < $1.after }) {
+                try? await Task.sleep(until: start + .milliseconds(Int64((step.after * 1000).rounded())), clock: .continuous)
+                shift.step(by: MediaTime(seconds: step.seconds, preferredTimescale: 1_000_000))
+                logger.warning("--clock-step: the wall clock stepped by \(step.seconds) s")
+            }
+        }
     }
 }

@@ -17,12 +17,27 @@ public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, Sendable
         var flushes = 0
         var failureHandler: (@Sendable (MediaError) -> Void)?
         var failed = false
+        var alignments: [(mediaTime: MediaTime, hostTime: MediaTime)] = []
     }
 
     private let state = LockedValue(State())
 
-    public init(clock: any HostClock, format: AudioFormat = AudioFormat(), capacity: MediaTime = MediaTime(value: 1, timescale: 2)) {
-        player = NullAudioSink(format: format, capacity: capacity, clock: clock)
+    /// - Parameter startDelay: how long after its first sample the simulated device starts to
+    ///   consume (a sound server that takes a second or two to start).
+    public init(clock: any HostClock, format: AudioFormat = AudioFormat(), capacity: MediaTime = MediaTime(value: 1, timescale: 2),
+                startDelay: MediaTime = .zero) {
+        player = NullAudioSink(format: format, capacity: capacity, clock: clock, startDelay: startDelay)
+    }
+
+    /// Frames dropped and silence inserted to align the sound with the picture, in total.
+    public var alignedFrames: (dropped: Int, silence: Int) { player.alignedFrames }
+
+    /// The alignments the engine asked for, in order.
+    public var alignments: [(mediaTime: MediaTime, hostTime: MediaTime)] { state.withLock { $0.alignments } }
+
+    public func align(mediaTime: MediaTime, atHostTime hostTime: MediaTime) -> Bool {
+        state.withLock { $0.alignments.append((mediaTime, hostTime)) }
+        return player.align(mediaTime: mediaTime, atHostTime: hostTime)
     }
 
     public var format: AudioFormat { player.format }

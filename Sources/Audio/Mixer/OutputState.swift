@@ -110,6 +110,16 @@ struct OutputState: Sendable {
                 }
                 skip = Int(max(0, start - firstFrame))
             }
+            if inputs[index].alignment != nil { applyAlignment(of: index, atDeviceFrame: firstFrame + Int64(skip)) }
+            if inputs[index].silenceFrames > 0 {
+                let silence = min(frames - skip, inputs[index].silenceFrames)
+                inputs[index].silenceFrames -= silence
+                skip += silence
+                if skip >= frames {
+                    inputs[index].meter.silence()
+                    continue
+                }
+            }
             let wanted = frames - skip
             var rendered = 0
             switch inputs[index].source {
@@ -156,6 +166,28 @@ struct OutputState: Sendable {
             return true
         }
         return handlers
+    }
+
+    /// Shifts a stream input so that the sample rendered at device frame `frame` is the one its
+    /// alignment wants heard then: queued samples are dropped (the sound was behind) or silence
+    /// is put first (it was ahead). Needs a running device clock to know when `frame` is heard;
+    /// until then, and while too little is queued to drop, the alignment waits for the next period.
+    mutating func applyAlignment(of index: Int, atDeviceFrame frame: Int64) {
+        guard let wanted = inputs[index].alignment, isClockRunning, case .stream(var queue) = inputs[index].source else { return }
+        let rate = deviceFormat.sampleRate
+        guard let head = queue.headTime(sampleRate: rate) else { return }
+        let heardAt = stampHostNanos + (frame - heardFrameStamp) * 1_000_000_000 / Int64(rate)
+        let target = wanted.mediaTime + .nanoseconds(heardAt - wanted.hostNanos)
+        let shift = (target - head).convertScale(Int32(rate), method: .roundHalfAwayFromZero).value
+        if shift < 0 {
+            inputs[index].silenceFrames = Int(min(-shift, Int64(rate) * 10))
+            inputs[index].alignment = nil
+            return
+        }
+        inputs[index].source = .stream(StreamQueue())
+        let dropped = queue.drop(frames: Int(min(shift, Int64(Int.max))))
+        inputs[index].source = .stream(queue)
+        if Int64(dropped) == shift { inputs[index].alignment = nil }
     }
 
     func post(_ change: AudioRouteChange) {

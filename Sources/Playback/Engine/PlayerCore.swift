@@ -88,6 +88,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
         self.audioFormat = audioSink?.format ?? AudioFormat()
         var initial = EngineState()
         _ = initial.attachVideoOutput(videoSink, layer: videoSink?.videoLayer)
+        initial.wallClockTime = { [clock] host in clock.wallClockTime(at: host) }
         let engine = ConditionLock<EngineState, EngineWaiter>(initial)
         state = engine
         feeder = audioSink.map { AudioFeeder(engine: engine, sink: $0, clock: clock) }
@@ -253,6 +254,17 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
             case .pauseAudio(let paused): audioSink?.setPaused(paused)
             case .flushAudio: audioSink?.flush()
             case .wakeFeeder: wakesFeeder = true
+            case .alignAudio(let mediaTime, let hostTime):
+                if audioSink?.align(mediaTime: mediaTime, atHostTime: hostTime) != true {
+                    state.withLock { $0.audioJoin.alignmentRefused() }
+                }
+            case .syncSeek(let item, let target):
+                let pin = state.withLock { $0.pin }
+                if !seek(item: item, to: target, exact: true, pin: pin, completion: nil) {
+                    // The item went meanwhile: the follower may decide again.
+                    state.withLock { $0.syncSeekSince = nil }
+                }
+            case .compensateAudio(let pipeline, let adjustment): pipeline.setAudioCompensation(adjustment)
             }
         }
         if wakesFeeder { feeder?.wake() }
@@ -319,6 +331,7 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
             }
             // The feeder may be waiting for this item to be ready to go on into it.
             effects.actions.append(.wakeFeeder)
+            state.checkPrerollsNow(into: &effects)
         }
     }
 
@@ -409,16 +422,78 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
 
     // MARK: Seeking
 
-    func seek(item: PlayerItem, to requested: MediaTime, exact: Bool, completion: (@Sendable (Bool) -> Void)?) -> Bool {
+    /// Seeks `item`; with `pin`, the timeline the seek starts is pinned there (a timed start, the
+    /// follower's seek back onto the item's pinned timeline).
+    func seek(
+        item: PlayerItem, to requested: MediaTime, exact: Bool, pin: ClockPin? = nil, completion: (@Sendable (Bool) -> Void)?
+    ) -> Bool {
         var target = max(.zero, requested)
         let duration = item.duration
         if duration.isNumeric, target > duration { target = duration }
         return handle { state, effects in
             guard !state.invalidated, state.items.contains(where: { $0 === item }), let pipeline = item.pipeline else { return false }
             let serial = pipeline.seek(to: target, exact: exact)
-            state.seekStarted(item, serial: serial, target: target, completion: completion, into: &effects)
+            state.seekStarted(item, serial: serial, target: target, pinned: pin, completion: completion, into: &effects)
             return true
         }
+    }
+
+    // MARK: Following a clock
+
+    var sourceClock: PlaybackSourceClock {
+        get { state.withLock { $0.sourceClock } }
+        set {
+            let now = clock.now()
+            state.withLock { $0.setSourceClock(newValue, at: now) }
+        }
+    }
+
+    var followingPolicy: ClockFollowingPolicy {
+        get { state.withLock { $0.follower.policy } }
+        set { state.withLock { $0.follower.policy = newValue } }
+    }
+
+    /// AVPlayer's `setRate(_:time:atHostTime:)`: media time `time` (``MediaTime/invalid``: where
+    /// the player is) is due at host time `hostTime` (``MediaTime/invalid``: now), at `rate`.
+    func setRate(_ newRate: Double, time: MediaTime, atHostTime hostTime: MediaTime) {
+        let rate = newRate.isFinite ? min(max(newRate, 0), 4) : 0
+        let now = clock.now()
+        let host = hostTime.isNumeric ? hostTime : now
+        guard let item = currentItem else { return setRate(rate) }
+        let (pin, seekTo): (ClockPin?, MediaTime?) = handle { state, effects in
+            guard !state.invalidated else { return (nil, nil) }
+            let paused = state.rate == 0
+            let start = time.isNumeric ? time : state.currentTime(at: paused ? now : host)
+            let pin: ClockPin = state.wallTime(at: host).map { .wall(time: start, wall: $0) } ?? .host(time: start, host: host)
+            _ = state.setRate(rate, at: now, into: &effects)
+            // From a pause at that very time, nothing needs decoding again: the clock holds there
+            // until `host`, then runs. Otherwise an exact seek starts the pinned timeline.
+            if !time.isNumeric && paused {
+                state.startAt(pin, host: host)
+                return (pin, nil)
+            }
+            return (pin, start)
+        }
+        if let pin, let seekTo { _ = seek(item: item, to: seekTo, exact: true, pin: pin, completion: nil) }
+    }
+
+    /// Calls `completion` once the current item can start at once: its first frame (at the
+    /// current time, after any seek) decoded and its sound primed; `false` when there is no
+    /// current item, or it stops being current first.
+    func preroll(completion: @escaping @Sendable (Bool) -> Void) {
+        let accepted = state.withLock { state -> Bool in
+            guard !state.invalidated, let item = state.items.first, item.status != .failed else { return false }
+            state.prerolls.append((item, completion))
+            return true
+        }
+        if !accepted { completion(false) }
+        // Ready already: the next refresh completes it; with no refresh coming (paused player on
+        // a display that does not pull), check now.
+        checkPrerollsNow()
+    }
+
+    private func checkPrerollsNow() {
+        handle { state, effects in state.checkPrerollsNow(into: &effects) }
     }
 
     func cancelPendingSeeks(item: PlayerItem) {
@@ -451,10 +526,11 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
     }
 
     func didPresent(frameID: UInt64, at tick: RefreshTick) {
+        let wall = clock.wallClockTime(at: tick.hostTime)
         handle { state, effects in
             state.outputPresented(frameID: frameID)
             let first = effects.records.count
-            state.didPresent(frameID: frameID, at: tick, into: &effects)
+            state.didPresent(frameID: frameID, at: tick, wallClockTime: wall, into: &effects)
             // The frame lines name the layer the frame was shown in.
             guard let layer = state.output.layer?.name else { return }
             for index in effects.records.indices.dropFirst(first) {

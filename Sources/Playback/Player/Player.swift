@@ -168,6 +168,57 @@ public class Player: @unchecked Sendable {
     /// Frames decoded but never shown (late), since the player started.
     public var droppedFrameCount: Int { core.droppedFrames }
 
+    // MARK: Clocks and timed starts
+
+    /// Which clock drives playback: the audio output (the default), the display, or the wall
+    /// clock with an offset (``PlaybackSourceClock``). Changing it starts the timeline afresh at
+    /// the next first frame; changing only the wall clock's offset keeps every pin, and the
+    /// player eases out (or seeks away) the step it makes.
+    public var sourceClock: PlaybackSourceClock {
+        get { core.sourceClock }
+        set { core.sourceClock = newValue }
+    }
+
+    /// How the player follows its source clock: when it seeks, how fast it may run to catch up.
+    public var clockFollowingPolicy: ClockFollowingPolicy {
+        get { core.followingPolicy }
+        set { core.followingPolicy = newValue }
+    }
+
+    /// Starts playing (or changes the rate) so that media time `time` of the current item is on
+    /// screen at host time `hostTime` (``MonotonicClock`` timeline), as AVPlayer's
+    /// `setRate(_:time:atHostTime:)`.
+    ///
+    /// - `time` ``MediaTime/invalid``: where the player is (paused: the frame on screen stays
+    ///   until `hostTime`, then moves; playing: an exact seek to where it will be then).
+    /// - `hostTime` ``MediaTime/invalid``: now. A host time in the past starts where the
+    ///   timeline has got to by now (late frames are dropped).
+    ///
+    /// A numeric `time` is an exact seek: the frame at `time` shows as soon as it is decoded and
+    /// stays until `hostTime`; call ``preroll(atRate:completionHandler:)`` first so it is ready.
+    /// With the wall clock as ``sourceClock`` the start is pinned on the wall clock, so the
+    /// player keeps to it from then on.
+    public func setRate(_ rate: Double, time: MediaTime, atHostTime hostTime: MediaTime) {
+        core.setRate(rate, time: time, atHostTime: hostTime)
+    }
+
+    /// Readies the current item to start at once (its frame at the current time decoded, its
+    /// sound primed), as AVPlayer's `preroll(atRate:completionHandler:)`: `completionHandler`
+    /// gets `true` when it is, `false` when there is no current item or it stopped being current
+    /// (replaced, failed) first. Items are prepared as soon as they are queued, so this only
+    /// waits; `rate` is taken for AVPlayer's signature.
+    public func preroll(atRate rate: Double, completionHandler: @escaping @Sendable (Bool) -> Void) {
+        core.preroll(completion: completionHandler)
+    }
+
+    /// ``preroll(atRate:completionHandler:)``, awaited.
+    @discardableResult
+    public func preroll(atRate rate: Double) async -> Bool {
+        await withCheckedContinuation { continuation in
+            preroll(atRate: rate) { continuation.resume(returning: $0) }
+        }
+    }
+
     // MARK: Seeking
 
     /// A fast seek: playback resumes at the keyframe at or before `time`.
