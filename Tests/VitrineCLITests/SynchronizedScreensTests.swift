@@ -119,7 +119,9 @@ struct SynchronizedScreensTests {
         #expect(eased.contains { ($0["rate_ppm"] as? Int) == 5000 }, "\(eased)")
         #expect(eased.contains { abs((($0["error_s"] as? Double) ?? 0) + 0.08) < 0.02 }, "the error measured was not the 80 ms step: \(eased)")
         #expect(!seeks.contains { seconds($0) < 35 }, "a seek before the 2 s step: \(seeks)")
-        #expect(joins.filter { seconds($0) > 2 && seconds($0) < 35 }.isEmpty, "the sound restarted: \(joins)")
+        // The first join is the sound's start (as late as the device is slow to start); any other
+        // before the 2 s step would be a restart.
+        #expect(joins.dropFirst().filter { seconds($0) < 35 }.isEmpty, "the sound restarted: \(joins)")
         // The 2 s step: one seek that measured it.
         let late = seeks.filter { seconds($0) > 35 }
         #expect(late.count == 1, "\(late)")
