@@ -45,14 +45,18 @@ for index in range(3):
             if record.get("type") == "frame" and "presented_utc_ns" in record:
                 frames.append((record["pts_s"], record["presented_utc_ns"]))
     screens.append(frames)
+# From a second after the last screen started to a second before the first one stopped: a frame
+# one screen showed after another had stopped has no partner (its nearest match would be a pass of
+# the loop earlier).
 start = max(frames[0][1] for frames in screens) + 1_000_000_000
+end = min(frames[-1][1] for frames in screens) - 1_000_000_000
 skews = []
 for a, b in ((0, 1), (0, 2), (1, 2)):
     shown = {}
     for pts, utc in screens[a]:
         shown.setdefault(pts, []).append(utc)
     for pts, utc in screens[b]:
-        if utc >= start and pts in shown:
+        if start <= utc <= end and pts in shown:
             skews.append(min(abs(other - utc) for other in shown[pts]) / 1e6)
 skews.sort()
 refresh = 40.0
