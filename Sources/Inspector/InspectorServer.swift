@@ -28,7 +28,7 @@ struct InspectorContext: RequestContext, RemoteAddressRequestContext {
 /// configuration allows it), a bearer token on everything but `/healthz` and the page.
 public struct InspectorServer: Service, CustomStringConvertible {
     let application: Application<RouterResponder<InspectorContext>>
-    /// Where the request handlers run (JSON, PNG encoding): a thread as nice as the event loop's.
+    /// Where the request handlers run (JSON, PNG encoding): an idle-class thread like the event loop.
     let executor: ThreadExecutor
     public let settings: InspectorSettings
 
@@ -70,14 +70,15 @@ public struct InspectorServer: Service, CustomStringConvertible {
         configuration.availableConnectionsDelegate = MaximumAvailableConnections(settings.maximumConnections)
         configuration.backlog = 1024
         FileDescriptorLimit.raise(toAtLeast: settings.maximumConnections + 256)
-        // One event-loop thread, at a lower priority than the player's own: however hard the
-        // inspector is asked, the render and audio threads get the CPU first.
-        // The handlers' async work runs on a niced thread of its own, not on the cooperative pool
-        // the player shares.
+        // One event-loop thread and one thread for the handlers' async work (not the cooperative
+        // pool the player shares), both in SCHED_IDLE: however hard the inspector is asked, it
+        // runs only on CPU time the render, decode and audio threads leave. A nice value was not
+        // enough: at +10 a 50-connection flood still cost a saturated machine 80-130 frames in
+        // 20 s, in SCHED_IDLE 14-28 (about the quiet figure).
         let group = MultiThreadedEventLoopGroup(numberOfThreads: 1)
-        group.next().execute { ThreadPriority.lowerCurrent(by: 10) }
+        group.next().execute { ThreadPriority.makeCurrentIdle() }
         do {
-            executor = try ThreadExecutor(name: "vitrine-inspect", nicer: 10)
+            executor = try ThreadExecutor(name: "vitrine-inspect", idle: true)
         } catch {
             throw InspectorError("\(error)")
         }

@@ -110,6 +110,8 @@ public final class ShowRunner: @unchecked Sendable {
     // Confined to `queue`.
     var schedule: Schedule
     var resolver: ScheduleResolver
+    /// Layouts already reported as played through one zone (``programme(at:)``).
+    var layoutsPlayedAsOneZone: Set<String> = []
     var placements: [ObjectIdentifier: Placement] = [:]
     var tailEnd: UTCInstant?
     /// After a reload, the item that plays until the next boundary (no cut while it is current).
@@ -425,7 +427,7 @@ public final class ShowRunner: @unchecked Sendable {
     private func stillPlaysCurrentItem(at instant: UTCInstant) -> Bool {
         guard case .none = hold, fallbackRun == nil, let current = player.currentItem,
               let placement = placements[ObjectIdentifier(current)] else { return false }
-        let state = resolver.resolve(at: instant)
+        let state = programme(at: instant)
         return key(state.entry.flatMap { entry in state.occurrence.map { (entry, $0) } }) == placement.entryKey
             && state.playlistName == placement.programmeItem.playlist && state.itemIndex == placement.programmeItem.index
             && (state.itemStart ?? state.instant) == placement.start && (placement.end.map { instant < $0 } ?? true)
@@ -441,7 +443,7 @@ public final class ShowRunner: @unchecked Sendable {
     /// Replaces the whole queue with what plays at `instant` and what follows it; `alone`: only
     /// what plays then (a retry), on probation until it presents.
     func rebuild(at instant: UTCInstant, alone: Bool = false) {
-        let state = resolver.resolve(at: instant)
+        let state = programme(at: instant)
         holdUntilBoundary = nil
         hold = .none
         probation = nil
@@ -468,7 +470,7 @@ public final class ShowRunner: @unchecked Sendable {
         var guardCount = 0
         while player.items().count < 3, let tail = tailEnd, guardCount < 8 {
             guardCount += 1
-            let state = resolver.resolve(at: tail)
+            let state = programme(at: tail)
             guard let made = makeItem(state) else {
                 tailEnd = state.nextChange.flatMap { $0 > tail ? $0 : nil }
                 break
@@ -485,6 +487,19 @@ public final class ShowRunner: @unchecked Sendable {
     func key(_ winner: (entry: Entry, occurrence: Occurrence)?) -> String {
         guard let winner else { return "fallback" }
         return "\(winner.entry.name)@\(winner.occurrence.start.nanosecondsSinceEpoch)"
+    }
+
+    /// What this show plays at `instant`. A layout's zones are placed by the resolver, but this show
+    /// composes one player: until it plays every zone on a layer of its own, a layout's window shows
+    /// its sound zone's playlist (else its first zone's) full screen, where that zone would be on the
+    /// wall clock — never a black screen. Said once per layout in the log.
+    func programme(at instant: UTCInstant) -> ProgrammeState {
+        let state = resolver.resolve(at: instant)
+        guard state.playlistName == nil, let zone = state.zones.first(where: \.playsSound) ?? state.zones.first else { return state }
+        if let layout = state.layoutName, layoutsPlayedAsOneZone.insert(layout).inserted {
+            logger.warning("layout \(layout): zones are not composed on one screen yet; zone \(zone.zone.name) (playlist \(zone.state.playlistName ?? "?")) plays full screen during its windows")
+        }
+        return zone.state
     }
 
     /// The engine item for the programme state, registered with its plan and placement.

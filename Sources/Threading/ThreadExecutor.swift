@@ -3,7 +3,7 @@
 /// encoding) runs there, at a lower priority, instead of on the shared cooperative pool.
 ///
 /// ```swift
-/// let executor = try ThreadExecutor(name: "vitrine-inspect", nicer: 10)
+/// let executor = try ThreadExecutor(name: "vitrine-inspect", idle: true)
 /// try await withTaskExecutorPreference(executor) { try await server.run() }
 /// ```
 ///
@@ -18,12 +18,13 @@ public final class ThreadExecutor: TaskExecutor, Sendable {
     public let name: String
     private let queue = ConditionLock<Queue, StateChanged>(Queue())
 
-    /// Starts the thread `name`, made `nicer` steps nicer than its creator (0: the same priority).
-    public init(name: String, nicer: Int32 = 0) throws(ThreadStartError) {
+    /// Starts the thread `name`; `idle`: in `SCHED_IDLE` (``ThreadPriority/makeCurrentIdle()``),
+    /// running only on CPU time the other threads leave.
+    public init(name: String, idle: Bool = false) throws(ThreadStartError) {
         self.name = name
         // The thread holds the executor: both live until the process ends.
         _ = try NamedThread.start(name: name) { [self] in
-            if nicer > 0 { ThreadPriority.lowerCurrent(by: nicer) }
+            if idle { ThreadPriority.makeCurrentIdle() }
             let executor = asUnownedTaskExecutor()
             while true {
                 let jobs = queue.withLock(waitingUntil: { !$0.jobs.isEmpty }) { state in
