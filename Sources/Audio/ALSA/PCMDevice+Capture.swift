@@ -126,42 +126,10 @@ extension PCMDevice {
     ) throws(ALSAError) -> ReadOutcome {
         let frameBytes = format.channelCount * format.sampleFormat.bytesPerSample
         precondition(bytes.count >= frames * frameBytes, "the buffer holds fewer than \(frames) frames")
-        var outcome = ReadOutcome()
-        var offset = 0
-        var failures = 0
-        var waitedMilliseconds = 0
-        while offset < frames {
-            let got = snd_pcm_readi(handle, bytes.baseAddress! + offset * frameBytes, snd_pcm_uframes_t(frames - offset))
-            if got > 0 {
-                offset += got
-                failures = 0
-                waitedMilliseconds = 0
-                continue
-            }
-            var code = Int32(got)
-            if got == 0 || code == -EAGAIN {
-                outcome.waited = true
-                guard waitedMilliseconds < stallTimeoutMilliseconds else {
-                    throw ALSAError(function: "snd_pcm_wait", code: -ETIMEDOUT)
-                }
-                let ready = snd_pcm_wait(handle, 50)
-                if ready >= 0 {
-                    if ready == 0 { waitedMilliseconds += 50 }
-                    continue
-                }
-                code = ready
-            }
-            failures += 1
-            guard failures < 4, code == -EPIPE || code == -ESTRPIPE || code == -EINTR else {
-                throw ALSAError(function: "snd_pcm_readi", code: code)
-            }
-            let status = snd_pcm_recover(handle, code, 1)
-            guard status >= 0 else { throw ALSAError(function: "snd_pcm_recover", code: status) }
-            if code != -EINTR {
-                recovered += 1
-                try startCapture()
-            }
+        let waited = try transfer(frames: frames, function: "snd_pcm_readi", stallTimeoutMilliseconds: stallTimeoutMilliseconds,
+                                  recovered: &recovered, afterRecovery: startCapture) { [handle] offset in
+            snd_pcm_readi(handle, bytes.baseAddress! + offset * frameBytes, snd_pcm_uframes_t(frames - offset))
         }
-        return outcome
+        return ReadOutcome(waited: waited)
     }
 }

@@ -185,20 +185,36 @@ struct PCMDevice: Sendable {
         _ bytes: UnsafeRawBufferPointer, frames: Int, stallTimeoutMilliseconds: Int, recovered: inout Int
     ) throws(ALSAError) {
         let frameBytes = format.channelCount * format.sampleFormat.bytesPerSample
+        _ = try transfer(frames: frames, function: "snd_pcm_writei", stallTimeoutMilliseconds: stallTimeoutMilliseconds,
+                         recovered: &recovered, afterRecovery: {}) { [handle] offset in
+            snd_pcm_writei(handle, bytes.baseAddress! + offset * frameBytes, snd_pcm_uframes_t(frames - offset))
+        }
+    }
+
+    /// The one loop both directions share: moves `frames` frames with `step` (given the frames
+    /// done so far, it returns `snd_pcm_writei`'s or `snd_pcm_readi`'s result), waiting in 50 ms
+    /// steps while the device has no room or no data, recovering xruns and suspends (at most three
+    /// in a row; `afterRecovery` runs after each one that was not an interrupted call) and counting
+    /// them in `recovered`. Returns whether it ever had to wait (a clocked device).
+    func transfer(
+        frames: Int, function: String, stallTimeoutMilliseconds: Int, recovered: inout Int,
+        afterRecovery: () throws(ALSAError) -> Void, _ step: (Int) -> snd_pcm_sframes_t
+    ) throws(ALSAError) -> Bool {
         var offset = 0
         var failures = 0
         var waitedMilliseconds = 0
+        var waited = false
         while offset < frames {
-            let written = snd_pcm_writei(
-                handle, bytes.baseAddress! + offset * frameBytes, snd_pcm_uframes_t(frames - offset))
-            if written > 0 {
-                offset += written
+            let moved = step(offset)
+            if moved > 0 {
+                offset += moved
                 failures = 0
                 waitedMilliseconds = 0
                 continue
             }
-            var code = Int32(written)
-            if written == 0 || code == -EAGAIN {
+            var code = Int32(moved)
+            if moved == 0 || code == -EAGAIN {
+                waited = true
                 guard waitedMilliseconds < stallTimeoutMilliseconds else {
                     throw ALSAError(function: "snd_pcm_wait", code: -ETIMEDOUT)
                 }
@@ -211,12 +227,16 @@ struct PCMDevice: Sendable {
             }
             failures += 1
             guard failures < 4, code == -EPIPE || code == -ESTRPIPE || code == -EINTR else {
-                throw ALSAError(function: "snd_pcm_writei", code: code)
+                throw ALSAError(function: function, code: code)
             }
             let status = snd_pcm_recover(handle, code, 1)
             guard status >= 0 else { throw ALSAError(function: "snd_pcm_recover", code: status) }
-            if code != -EINTR { recovered += 1 }
+            if code != -EINTR {
+                recovered += 1
+                try afterRecovery()
+            }
         }
+        return waited
     }
 
     /// Frames written but not yet heard, or `nil` when the device cannot tell.
