@@ -198,14 +198,12 @@ public final class ALSAOutput: Sendable {
         }
         shared.broadcast()
         running.join()
-        let observers = shared.withLock { state in
+        let routes = shared.withLock { state in
             state.isStopped = true
-            defer { state.routeObservers.removeAll() }
-            return Array(state.routeObservers.values)
+            return state.routeStreams
         }
         shared.broadcast()
-        // Outside the lock: finishing runs the stream's termination handler, which takes it.
-        for continuation in observers { continuation.finish() }
+        routes.finish()
     }
 
     /// A new mixer input: an ``AudioSink`` in ``format`` that stays open across items.
@@ -314,20 +312,5 @@ public final class ALSAOutput: Sendable {
     }
 
     /// Route changes from now on, until the output stops.
-    public var routeChanges: AsyncStream<AudioRouteChange> {
-        let (stream, continuation) = AsyncStream<AudioRouteChange>.makeStream(bufferingPolicy: .bufferingNewest(32))
-        let id = shared.withLock { state -> Int? in
-            guard !state.isStopped else { return nil }
-            state.nextObserverID += 1
-            state.routeObservers[state.nextObserverID] = continuation
-            return state.nextObserverID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        let shared = self.shared
-        continuation.onTermination = { _ in shared.withLock { _ = $0.routeObservers.removeValue(forKey: id) } }
-        return stream
-    }
+    public var routeChanges: AsyncStream<AudioRouteChange> { shared.withLock { $0.routeStreams }.makeStream() }
 }

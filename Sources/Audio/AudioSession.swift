@@ -52,10 +52,10 @@ public final class AudioSession: Sendable {
         var soundtracks: [MixerInput] = []
         var recorders: [AudioRecorder] = []
         var activeAnnouncements = 0
-        var observers: [Int: AsyncStream<Interruption>.Continuation] = [:]
-        var nextObserver = 0
     }
     private let state = LockedValue(State())
+    /// The subscribers of ``interruptions``.
+    private let interruptionStreams = EventStreams<Interruption>(buffering: 16)
 
     public init(policy: InterruptionPolicy = .duck, duckLevel: Float = 0.2, resumesAfterInterruption: Bool = true) {
         self.policy = policy
@@ -108,22 +108,22 @@ public final class AudioSession: Sendable {
     }
 
     private func begin() {
-        let (first, music, recorders, observers) = state.withLock { state in
+        let (first, music, recorders) = state.withLock { state in
             state.activeAnnouncements += 1
-            return (state.activeAnnouncements == 1, state.music, state.recorders, Array(state.observers.values))
+            return (state.activeAnnouncements == 1, state.music, state.recorders)
         }
         guard first else { return }
         if policy == .pause {
             for player in music { player.setInterrupted(true) }
         }
         for recorder in recorders { recorder.interruptionBegan() }
-        for observer in observers { observer.yield(.began) }
+        interruptionStreams.yield(.began)
     }
 
     private func end() {
-        let (last, music, recorders, observers) = state.withLock { state in
+        let (last, music, recorders) = state.withLock { state in
             state.activeAnnouncements = max(0, state.activeAnnouncements - 1)
-            return (state.activeAnnouncements == 0, state.music, state.recorders, Array(state.observers.values))
+            return (state.activeAnnouncements == 0, state.music, state.recorders)
         }
         guard last else { return }
         let resume = policy == .duck || resumesAfterInterruption
@@ -132,18 +132,9 @@ public final class AudioSession: Sendable {
         }
         // A paused recording resumes with the music's rule: what the session would resume, it does.
         for recorder in recorders { recorder.interruptionEnded(shouldResume: resumesAfterInterruption) }
-        for observer in observers { observer.yield(.ended(shouldResume: resume)) }
+        interruptionStreams.yield(.ended(shouldResume: resume))
     }
 
     /// Interruption events from now on.
-    public var interruptions: AsyncStream<Interruption> {
-        let (stream, continuation) = AsyncStream<Interruption>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        let id = state.withLock { state in
-            state.nextObserver += 1
-            state.observers[state.nextObserver] = continuation
-            return state.nextObserver
-        }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
-        return stream
-    }
+    public var interruptions: AsyncStream<Interruption> { interruptionStreams.makeStream() }
 }

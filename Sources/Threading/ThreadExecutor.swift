@@ -16,6 +16,7 @@ public final class ThreadExecutor: TaskExecutor, Sendable {
 
     /// The thread's name.
     public let name: String
+    /// Guards the jobs enqueued and not yet taken by the thread; the thread sleeps on it.
     private let queue = ConditionLock<Queue, StateChanged>(Queue())
 
     /// Starts the thread `name`; `idle`: in `SCHED_IDLE` (``ThreadPriority/makeCurrentIdle()``),

@@ -12,13 +12,7 @@ import Threading
 public final class AudioLevelMonitor: Sendable {
     public let configuration: AudioCaptureConfiguration
     private let session: CaptureSession
-    private let observers: LockedValue<Observers>
-
-    private struct Observers {
-        var continuations: [Int: AsyncStream<AudioRouteChange>.Continuation] = [:]
-        var next = 0
-        var isStopped = false
-    }
+    private let routes = EventStreams<AudioRouteChange>(buffering: 16)
 
     /// Opens the device and starts listening.
     ///
@@ -26,8 +20,7 @@ public final class AudioLevelMonitor: Sendable {
     ///   configuration text that does not parse, or a thread that cannot start).
     public init(configuration: AudioCaptureConfiguration, sampleRate: Int = 48_000, waitsForDevice: Bool = false) throws(AudioCaptureError) {
         self.configuration = configuration
-        let observers = LockedValue(Observers())
-        self.observers = observers
+        let routes = self.routes
         session = try CaptureSession(
             configuration: configuration, sampleRate: sampleRate, channelCounts: [1, 2], candidates: [.s16, .s32, .float32],
             exactRate: false, waitsForDevice: waitsForDevice, reopensDevice: true, makeWriter: { _ in nil },
@@ -38,7 +31,7 @@ public final class AudioLevelMonitor: Sendable {
                 case .deviceAvailable(let available): change = available
                 case .encodeError, .finished: return
                 }
-                for continuation in observers.withLock({ Array($0.continuations.values) }) { continuation.yield(change) }
+                routes.yield(change)
             })
         session.shared.withLock { $0.accumulatesLevel = true }
         if let reason = session.unavailableReason {
@@ -67,31 +60,11 @@ public final class AudioLevelMonitor: Sendable {
     /// Stops listening and closes the device. Later calls do nothing.
     public func stop() {
         session.end()
-        let continuations = observers.withLock { observers in
-            observers.isStopped = true
-            defer { observers.continuations.removeAll() }
-            return Array(observers.continuations.values)
-        }
-        for continuation in continuations { continuation.finish() }
+        routes.finish()
     }
 
     /// The device going away and coming back, from now on until ``stop()``.
-    public var routeChanges: AsyncStream<AudioRouteChange> {
-        let (stream, continuation) = AsyncStream<AudioRouteChange>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        let id = observers.withLock { observers -> Int? in
-            guard !observers.isStopped else { return nil }
-            observers.next += 1
-            observers.continuations[observers.next] = continuation
-            return observers.next
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        let observers = self.observers
-        continuation.onTermination = { _ in observers.withLock { _ = $0.continuations.removeValue(forKey: id) } }
-        return stream
-    }
+    public var routeChanges: AsyncStream<AudioRouteChange> { routes.makeStream() }
 
     // MARK: Metering
 

@@ -81,12 +81,12 @@ public final class AudioRecorder: Sendable {
     private struct State {
         var session: CaptureSession?
         var isMeteringEnabled = false
-        var observers: [Int: AsyncStream<AudioRecorderEvent>.Continuation] = [:]
-        var nextObserver = 0
         /// Paused by an interruption (not by ``pause()``): resumed when it ends.
         var isPausedByInterruption = false
     }
     private let state: LockedValue<State>
+    /// The subscribers of ``events``.
+    private let eventStreams = EventStreams<AudioRecorderEvent>(buffering: 32)
 
     /// A recorder for `path` (nothing is opened or created until ``prepareToRecord()`` or ``record()``).
     ///
@@ -259,16 +259,7 @@ public final class AudioRecorder: Sendable {
 
     /// What happens to the recording from now on: its end, encoding errors, the device going
     /// away, the session's interruptions. Ends when the recorder is released.
-    public var events: AsyncStream<AudioRecorderEvent> {
-        let (stream, continuation) = AsyncStream<AudioRecorderEvent>.makeStream(bufferingPolicy: .bufferingNewest(32))
-        let id = state.withLock { state in
-            state.nextObserver += 1
-            state.observers[state.nextObserver] = continuation
-            return state.nextObserver
-        }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
-        return stream
-    }
+    public var events: AsyncStream<AudioRecorderEvent> { eventStreams.makeStream() }
 
     private func deliver(_ event: CaptureEvent) {
         let published: AudioRecorderEvent
@@ -283,7 +274,7 @@ public final class AudioRecorder: Sendable {
     }
 
     private func post(_ event: AudioRecorderEvent) {
-        for observer in state.withLock({ Array($0.observers.values) }) { observer.yield(event) }
+        eventStreams.yield(event)
     }
 
     // MARK: The session's interruptions

@@ -37,8 +37,8 @@ struct OutputState: Sendable {
     var currentDevice: String?
     var deviceFormat: DeviceFormat
 
-    var routeObservers: [Int: AsyncStream<AudioRouteChange>.Continuation] = [:]
-    var nextObserverID = 0
+    /// The subscribers of ``ALSAOutput/routeChanges`` (their own lock, taken under this state's).
+    let routeStreams = EventStreams<AudioRouteChange>(buffering: 32)
     /// Clips that mixed their last sample: (input, device frame after it).
     var pendingFinishes: [(inputID: Int, deviceFrame: Int64)] = []
     var finishHandlers: [Int: @Sendable () -> Void] = [:]
@@ -191,6 +191,6 @@ struct OutputState: Sendable {
     }
 
     func post(_ change: AudioRouteChange) {
-        for continuation in routeObservers.values { continuation.yield(change) }
+        routeStreams.yield(change)
     }
 }
