@@ -357,7 +357,10 @@ extension EngineState {
             if count == 0 { return true }
             // A later frame may be due at the coming refresh: wait for the queue to fill so
             // the pick (the latest frame whose time has come) does not depend on decode speed.
-            if count < ItemPipeline.videoFrameCapacity, let due = clock.displayTime(at: now), let newest, newest <= due {
+            // A timeline about to start on its pin is due where the pin puts it, not where the
+            // display clock held.
+            let pinned = phase.needsFirstFrame && snapsToPin ? pin?.reference(atHost: now, wall: wallTime(at: now), rate: clock.rate) : nil
+            if count < ItemPipeline.videoFrameCapacity, let due = pinned ?? clock.displayTime(at: now), let newest, newest <= due {
                 return true
             }
         }
