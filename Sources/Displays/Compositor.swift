@@ -8,13 +8,23 @@ import MediaSinks
 /// opacity and subtitle, inside its rectangle) and the overlays with their opacity and fades, in one
 /// z-order, all turned by the output rotation.
 ///
+/// Layers are laid out on the *canvas*: the upright screen, or on a video wall the whole wall's
+/// picture measured in this screen's pixels, bezels included (``WallTile``). The screen shows the
+/// canvas's rectangle at the tile's origin, so a picture or an overlay spanning two screens is cut
+/// where the bezel hides it; the layers' rectangles, reported video rectangles and overlay frames
+/// are all canvas pixels.
+///
 /// GLES 2.0 shaders throughout; GLES 3's unpack row length is used where the context has it.
 /// Lives on the render thread with the EGL context; other threads reach it through ``LayerStack``
 /// and the ``PlayerLayer``s in it. Each video layer has its own plane textures, uploaded only when
 /// its source hands out a new frame.
 final class Compositor {
-    /// The upright canvas everything is laid out on (framebuffer size with axes swapped for 90/270).
+    /// The upright screen (framebuffer size with axes swapped for 90/270).
     let canvasWidth: Int, canvasHeight: Int
+    /// The canvas layers are laid out on (the screen, or the whole wall), and where the screen's
+    /// top-left pixel is on it.
+    let layoutWidth: Double, layoutHeight: Double
+    let origin: (x: Double, y: Double)
     let framebufferWidth: Int, framebufferHeight: Int
     let rotation: Rotation
 
@@ -77,12 +87,15 @@ final class Compositor {
         var removedAt: MediaTime?
     }
 
-    init(framebufferWidth: Int, framebufferHeight: Int, rotation: Rotation, glesMajorVersion: Int, logger: Logger) throws(DisplayError) {
+    init(framebufferWidth: Int, framebufferHeight: Int, rotation: Rotation, wall: WallTile = .whole, glesMajorVersion: Int,
+         logger: Logger) throws(DisplayError) {
         self.framebufferWidth = framebufferWidth
         self.framebufferHeight = framebufferHeight
         self.rotation = rotation
         self.canvasWidth = rotation.swapsAxes ? framebufferHeight : framebufferWidth
         self.canvasHeight = rotation.swapsAxes ? framebufferWidth : framebufferHeight
+        (layoutWidth, layoutHeight) = wall.canvas(screenWidth: canvasWidth, screenHeight: canvasHeight)
+        origin = wall.origin(screenWidth: canvasWidth, screenHeight: canvasHeight)
         self.logger = logger
         self.rowLengthSupported = glesMajorVersion >= 3
         var programs: [VideoProgramKind: GLProgram] = [:]
@@ -105,7 +118,7 @@ final class Compositor {
             let time = pending.withFrame ? frameTime : refreshTime
             switch pending.change {
             case .add(let id, let overlay):
-                let resolved = overlay.frame.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+                let resolved = overlay.frame.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight)
                 let rect = (x: resolved.x, y: resolved.y, width: resolved.width, height: resolved.height)
                 let texture = GLTexture()
                 let image: RGBAImage
@@ -138,7 +151,7 @@ final class Compositor {
                 overlays.append(OverlayState(id: id, overlay: overlay, texture: texture, rect: drawRect, origin: (rect.x, rect.y), addedAt: time))
             case .move(let id, let frame):
                 guard let index = overlays.firstIndex(where: { $0.id == id }) else { continue }
-                let target = frame.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+                let target = frame.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight)
                 let dx = target.x - overlays[index].origin.x, dy = target.y - overlays[index].origin.y
                 overlays[index].rect.x += dx
                 overlays[index].rect.y += dy
@@ -199,12 +212,12 @@ final class Compositor {
             if var state = videoLayers[id] {
                 guard state.appearance != appearance else { continue }
                 state.appearance = appearance
-                state.bounds = appearance.frame.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+                state.bounds = appearance.frame.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight)
                 videoLayers[id] = state
             } else {
                 videoLayers[id] = VideoLayerState(
                     layer: layer, planeTextures: [GLTexture(), GLTexture(), GLTexture()], appearance: appearance,
-                    bounds: appearance.frame.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight))
+                    bounds: appearance.frame.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight))
             }
             dirty = true
         }
@@ -311,6 +324,11 @@ final class Compositor {
         }
     }
 
+    /// This screen's rectangle on the canvas.
+    private var screenRect: ScreenRect {
+        ScreenRect(x: origin.x, y: origin.y, width: Double(canvasWidth), height: Double(canvasHeight))
+    }
+
     /// Whether the screen would change if drawn at `time`.
     func needsDrawing(at time: MediaTime) -> Bool { dirty || animating }
 
@@ -385,7 +403,7 @@ final class Compositor {
                 guard opacity > 0 else { continue }
                 useOverlayProgram()
                 if let clip = state.overlay.clip {
-                    let bounds = clip.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+                    let bounds = clip.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight)
                     guard let visible = Compositor.intersect(state.rect, (bounds.x, bounds.y, bounds.width, bounds.height)) else { continue }
                     drawTexture(state.texture, in: visible.rect, textureCorners: visible.corners, opacity: opacity)
                 } else {
@@ -401,7 +419,8 @@ final class Compositor {
     private func drawVideoLayer(_ state: VideoLayerState) {
         guard let video = state.video, let program = programs[video.kind] else { return }
         let layout = videoLayout(video, in: state)
-        guard let visible = layout.clipped(to: state.bounds) else { return }
+        // Only what this screen shows of it: on a wall, the layer's part in this tile.
+        guard let shown = state.bounds.intersection(screenRect), let visible = layout.clipped(to: shown) else { return }
         let opacity = state.appearance.opacity
         if opacity < 1 {
             glEnable(GLenum(GL_BLEND))
@@ -424,7 +443,7 @@ final class Compositor {
         glUniform3f(program.uniform("u_offset"), video.conversion.offset[0], video.conversion.offset[1], video.conversion.offset[2])
         glUniform1f(program.uniform("u_opacity"), GLfloat(opacity))
         glUniformMatrix2fv(program.uniform("u_output"), 1, GLboolean(GL_FALSE), rotation.outputMatrix)
-        drawQuad(visible.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight))
+        drawQuad(visible.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight, origin: origin))
 
         if let subtitle = state.subtitle {
             var rect = subtitle.rect
@@ -472,7 +491,7 @@ final class Compositor {
         glUniform1f(overlayProgram.uniform("u_opacity"), GLfloat(opacity))
         let layout = VideoLayout(x: rect.x, y: rect.y, width: rect.width, height: rect.height,
                                  textureCorners: textureCorners)
-        drawQuad(layout.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight))
+        drawQuad(layout.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight, origin: origin))
     }
 
     private func drawQuad(_ vertices: [Float]) {

@@ -13,6 +13,7 @@ public import MediaSinks
 public final class HeadlessDisplay: Display {
     public let mode: DisplayMode
     public let rotation: Rotation
+    public let wall: WallTile
     private let loop: RenderLoop
 
     /// Opens the surfaceless EGL platform and starts the render thread.
@@ -21,25 +22,27 @@ public final class HeadlessDisplay: Display {
     ///   - pacing: `.timer` for real playback; `.manual` to step with ``refresh()``.
     ///   - clock: the host clock presentation times are read from.
     ///   - maximumGLESVersion: 2 keeps the compositor on its GLES 2 paths even where GLES 3 exists.
+    ///   - wall: the part of a video wall's picture this screen shows (``WallTile/whole``: all of it).
     public init(
-        mode: DisplayMode = .fullHD, rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect,
+        mode: DisplayMode = .fullHD, rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect, wall: WallTile = .whole,
         pacing: RefreshPacing = .timer, clock: any HostClock = MonotonicClock(), maximumGLESVersion: Int = 3,
         logger: Logger = Logger(label: "vitrine.display.headless")
     ) throws(DisplayError) {
         self.mode = mode
         self.rotation = rotation
+        self.wall = wall
         loop = try RenderLoop(
             backend: SurfacelessBackend(width: mode.width, height: mode.height, refreshInterval: mode.refreshInterval,
                                         maximumGLESVersion: maximumGLESVersion, clock: clock, logger: logger),
             refreshInterval: mode.refreshInterval, rotation: rotation,
-            outputSize: rotation.swapsAxes ? (mode.height, mode.width) : (mode.width, mode.height), gravity: gravity,
+            outputSize: rotation.swapsAxes ? (mode.height, mode.width) : (mode.width, mode.height), wall: wall, gravity: gravity,
             pacing: pacing, clock: clock, logger: logger)
         logger.debug("headless display ready", metadata: ["mode": "\(mode)", "rotation": "\(rotation.rawValue)"])
     }
 
     deinit { loop.stop() }
 
-    public var name: String { "headless \(mode)" }
+    public var name: String { "headless \(mode)" + (wall.isWhole ? "" : ", \(wall)") }
     public var refreshInterval: MediaTime { mode.refreshInterval }
     public var outputSize: (width: Int, height: Int) {
         rotation.swapsAxes ? (mode.height, mode.width) : (mode.width, mode.height)

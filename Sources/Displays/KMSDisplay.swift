@@ -22,6 +22,7 @@ import Glibc
 public final class KMSDisplay: Display {
     public let mode: DisplayMode
     public let rotation: Rotation
+    public let wall: WallTile
     public let name: String
     private let loop: RenderLoop
 
@@ -52,7 +53,8 @@ public final class KMSDisplay: Display {
     ///
     /// - Throws: ``DisplayError/noDevice(tried:)`` naming each card tried and why;
     ///   ``DisplayError/drmMasterHeld(card:)``; ``DisplayError/modeUnavailable(requested:available:)``.
-    public init(options: Options = Options(), rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect,
+    ///   `wall` is the part of a video wall's picture this screen shows (``WallTile/whole``: all of it).
+    public init(options: Options = Options(), rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect, wall: WallTile = .whole,
                 logger: Logger = Logger(label: "vitrine.display.kms")) throws(DisplayError) {
         var options = options
         // An escape hatch for drivers whose atomic support is broken.
@@ -60,11 +62,12 @@ public final class KMSDisplay: Display {
         let backend = try KMSBackend.open(options: options, logger: logger)
         self.mode = backend.mode.displayMode
         self.rotation = rotation
-        self.name = "KMS \(backend.cardPath) \(backend.output.connectorName) \(backend.mode.displayMode)"
+        self.wall = wall
+        self.name = "KMS \(backend.cardPath) \(backend.output.connectorName) \(backend.mode.displayMode)" + (wall.isWhole ? "" : ", \(wall)")
         let size = rotation.swapsAxes ? (backend.mode.displayMode.height, backend.mode.displayMode.width)
             : (backend.mode.displayMode.width, backend.mode.displayMode.height)
         loop = try RenderLoop(backend: backend, refreshInterval: backend.mode.displayMode.refreshInterval, rotation: rotation,
-                              outputSize: size,
+                              outputSize: size, wall: wall,
                               gravity: gravity, pacing: .timer, clock: MonotonicClock(), logger: logger)
         logger.info("KMS display ready", metadata: [
             "card": "\(backend.cardPath)", "connector": "\(backend.output.connectorName)",

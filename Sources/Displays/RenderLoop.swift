@@ -72,6 +72,8 @@ final class RenderLoop: Sendable {
     let layers: LayerStack
     let refreshInterval: MediaTime
     let rotation: Rotation
+    /// This screen's tile of a video wall (the compositor lays the layers out on the whole).
+    let wall: WallTile
     private let shared = LockedValue(Shared())
     /// Counts the render loop's rounds (see ``Display/heartbeat``).
     private let rounds = Atomic<UInt64>(0)
@@ -85,12 +87,13 @@ final class RenderLoop: Sendable {
     /// Starts the render thread, which opens the backend; throws what opening threw. `outputSize` is
     /// the upright screen's size (after rotation), told to the player layers that join.
     init(backend: any RenderBackend, refreshInterval: MediaTime, rotation: Rotation, outputSize: (width: Int, height: Int),
-         gravity: VideoGravity, pacing: RefreshPacing, clock: any HostClock, logger: Logger) throws(DisplayError) {
+         wall: WallTile = .whole, gravity: VideoGravity, pacing: RefreshPacing, clock: any HostClock, logger: Logger) throws(DisplayError) {
         self.layers = LayerStack(gravity: gravity, logger: logger) { tree in
             PlayerLayer.Host(tree: tree, refreshInterval: refreshInterval, outputWidth: outputSize.width, outputHeight: outputSize.height)
         }
         self.refreshInterval = refreshInterval
         self.rotation = rotation
+        self.wall = wall
         self.clock = clock
         self.pacing = pacing
         self.logger = logger
@@ -120,7 +123,7 @@ final class RenderLoop: Sendable {
             let geometry = try context.backend.start()
             context.compositor = try Compositor(
                 framebufferWidth: geometry.framebufferWidth, framebufferHeight: geometry.framebufferHeight,
-                rotation: rotation, glesMajorVersion: geometry.glesMajorVersion, logger: logger)
+                rotation: rotation, wall: wall, glesMajorVersion: geometry.glesMajorVersion, logger: logger)
             return .success(())
         } catch {
             context.backend.shutdown()

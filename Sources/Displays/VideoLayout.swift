@@ -75,9 +75,11 @@ struct VideoLayout: Equatable {
     }
 
     /// Interleaved (x, y, u, v) for a triangle strip TL, TR, BL, BR in normalised device coordinates of a
-    /// `canvasWidth`×`canvasHeight` canvas (y up).
-    func vertices(canvasWidth: Int, canvasHeight: Int) -> [Float] {
+    /// `canvasWidth`×`canvasHeight` screen (y up) whose top-left pixel is at `origin` of the canvas
+    /// the rectangle is laid out on (a video wall's tile; (0, 0) otherwise).
+    func vertices(canvasWidth: Int, canvasHeight: Int, origin: (x: Double, y: Double) = (0, 0)) -> [Float] {
         let w = Double(canvasWidth), h = Double(canvasHeight)
+        let x = self.x - origin.x, y = self.y - origin.y
         let left = 2 * x / w - 1, right = 2 * (x + width) / w - 1
         let top = 1 - 2 * y / h, bottom = 1 - 2 * (y + height) / h
         let positions = [(left, top), (right, top), (left, bottom), (right, bottom)]

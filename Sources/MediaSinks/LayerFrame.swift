@@ -15,9 +15,14 @@ public enum LayerFrame: Sendable, Hashable {
     /// The rectangle in pixels of a `canvasWidth`×`canvasHeight` upright screen; each of the four
     /// fractions becomes whole pixels on its own.
     public func resolve(canvasWidth: Int, canvasHeight: Int) -> ScreenRect {
+        resolve(canvasWidth: Double(canvasWidth), canvasHeight: Double(canvasHeight))
+    }
+
+    /// The rectangle in pixels of a canvas whose size need not be whole pixels (a video wall's
+    /// whole picture measured in one screen's pixels, bezels included).
+    public func resolve(canvasWidth w: Double, canvasHeight h: Double) -> ScreenRect {
         switch self {
         case .relative(let x, let y, let width, let height):
-            let w = Double(canvasWidth), h = Double(canvasHeight)
             return ScreenRect(x: (x * w).rounded(), y: (y * h).rounded(), width: (width * w).rounded(), height: (height * h).rounded())
         case .pixels(let x, let y, let width, let height):
             return ScreenRect(x: Double(x), y: Double(y), width: Double(width), height: Double(height))

@@ -40,5 +40,17 @@ public struct WallTile: Sendable, Hashable, CustomStringConvertible {
 
     public var isWhole: Bool { self == .whole }
 
+    /// The whole picture's size in this screen's pixels, for a screen of `width`×`height` upright
+    /// pixels showing this tile: the canvas the layers are laid out on.
+    public func canvas(screenWidth width: Int, screenHeight height: Int) -> (width: Double, height: Double) {
+        (Double(width) / self.width, Double(height) / self.height)
+    }
+
+    /// Where this screen's top-left pixel is on that canvas.
+    public func origin(screenWidth width: Int, screenHeight height: Int) -> (x: Double, y: Double) {
+        let canvas = canvas(screenWidth: width, screenHeight: height)
+        return (x * canvas.width, y * canvas.height)
+    }
+
     public var description: String { "[\(x), \(y), \(width), \(height)] of the wall" }
 }

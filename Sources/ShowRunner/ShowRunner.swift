@@ -528,8 +528,8 @@ public final class ShowRunner: @unchecked Sendable {
     /// Gives `item` its plan (overlays, gravity, volume) and its place in the programme.
     func register(_ item: PlayerItem, media: MediaItem, placement: Placement) {
         let gravity = configuration.gravity ?? schedule.display.gravity
-        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.outputSize.width,
-                                  screenHeight: display.outputSize.height) { [logger] in
+        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.canvasSize.width,
+                                  screenHeight: display.canvasSize.height) { [logger] in
             logger.warning("\($0)")
         }
         if configuration.gravity != nil { plan.gravity = gravity }

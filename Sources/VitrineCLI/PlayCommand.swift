@@ -59,6 +59,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "How video fills the screen: fit, fill or stretch.")
     var gravity: String?
 
+    @Option(help: ArgumentHelp(
+        "Video walls: show only this part of the picture, in fractions of the whole wall's picture (docs/video-walls.md); over a schedule's or the configuration's [display] wall or crop.",
+        valueName: "X,Y,WIDTH,HEIGHT"))
+    var crop: String?
+
     @Option(name: .customLong("screenshot-at"), help: ArgumentHelp(
         "Write the first frame presented at or after TIME (seconds, item time) as PNG to PATH.", valueName: "TIME=PATH"))
     var screenshotAt: [String] = []
@@ -147,8 +152,10 @@ struct PlayCommand: AsyncParsableCommand {
         let rotationText = rotation ?? schedule.map { String($0.display.rotationDegrees) } ?? "0"
         let gravityText = gravity ?? schedule?.display.gravity.rawValue ?? "fit"
         do {
-            return try DisplayConfiguration(display: displayKind, mode: modeText, rotation: rotationText, gravity: gravityText,
-                                            connector: connector ?? schedule?.display.connector)
+            var configuration = try DisplayConfiguration(display: displayKind, mode: modeText, rotation: rotationText, gravity: gravityText,
+                                                         connector: connector ?? schedule?.display.connector, crop: crop)
+            if crop == nil, let wall = schedule?.display.wall { configuration.wall = wall }
+            return configuration
         } catch {
             throw ValidationError(error.description)
         }
@@ -436,6 +443,7 @@ struct PlayCommand: AsyncParsableCommand {
         mode = mode ?? configuration.display.mode
         rotation = rotation ?? configuration.display.rotation.map(String.init)
         gravity = gravity ?? configuration.display.gravity?.rawValue
+        crop = crop ?? configuration.display.wall.map { "\($0.x),\($0.y),\($0.width),\($0.height)" }
         audioDevice = audioDevice ?? configuration.audio.device
         volume = volume ?? configuration.audio.volume
         if !configuration.audio.enabled { noAudio = true }

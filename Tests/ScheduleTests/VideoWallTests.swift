@@ -32,6 +32,17 @@ struct VideoWallTests {
         #expect(abs(corner.x + corner.width - 1) < 1e-12 && abs(corner.y + corner.height - 1) < 1e-12)
     }
 
+    @Test("the canvas a tile's screen lays the wall out on: the whole wall in this screen's pixels, the tile at a screen plus a bezel per step")
+    func canvas() throws {
+        let tile = try #require(WallTile(columns: 3, rows: 2, column: 2, row: 1, bezel: (0.05, 0.1)))
+        let canvas = tile.canvas(screenWidth: 320, screenHeight: 180)
+        #expect(abs(canvas.width - 992) < 1e-9 && abs(canvas.height - 378) < 1e-9, "\(canvas)")
+        let origin = tile.origin(screenWidth: 320, screenHeight: 180)
+        #expect(abs(origin.x - 672) < 1e-9 && abs(origin.y - 198) < 1e-9, "\(origin)")
+        let whole = WallTile.whole.canvas(screenWidth: 320, screenHeight: 180)
+        #expect(whole.width == 320 && whole.height == 180)
+    }
+
     @Test("JSON spells the wall and the crop the same way")
     func json() throws {
         let wall = """
