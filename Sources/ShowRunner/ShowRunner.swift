@@ -110,8 +110,8 @@ public final class ShowRunner: @unchecked Sendable {
     // Confined to `queue`.
     var schedule: Schedule
     var resolver: ScheduleResolver
-    /// Layouts already reported as played through one zone (``programme(at:)``).
-    var layoutsPlayedAsOneZone: Set<String> = []
+    /// A layout's zones other than the sound zone, each with its own player and layer.
+    let zones: ZonePlayers
     var placements: [ObjectIdentifier: Placement] = [:]
     var tailEnd: UTCInstant?
     /// After a reload, the item that plays until the next boundary (no cut while it is current).
@@ -147,6 +147,7 @@ public final class ShowRunner: @unchecked Sendable {
         self.logger = logger
         hasSound = audioSink != nil
         self.hostClock = hostClock
+        zones = ZonePlayers(display: display, hostClock: hostClock, log: log, logger: logger)
         let gate = CueGate(display: display, log: log) { plan in audioSink?.setVolume(plan.volume) }
         self.gate = gate
         self.audioSink = audioSink
@@ -164,6 +165,7 @@ public final class ShowRunner: @unchecked Sendable {
         watcher?.stop()
         eventTask?.cancel()
         reports?.finish()
+        zones.stop()
         player.invalidate()
     }
 
@@ -206,6 +208,7 @@ public final class ShowRunner: @unchecked Sendable {
         timer?.cancel()
         watcher?.stop()
         events?.cancel()
+        queue.sync { zones.stop() }
         player.invalidate()
     }
 
@@ -359,7 +362,10 @@ public final class ShowRunner: @unchecked Sendable {
 
     private func step() {
         guard !stopped else { return }
-        defer { keepPlaying() }
+        defer {
+            keepPlaying()
+            updateZones()
+        }
         let queued = player.items()
         gate.retainPlans(for: queued)
         let ids = Set(queued.map(ObjectIdentifier.init))
@@ -397,7 +403,20 @@ public final class ShowRunner: @unchecked Sendable {
         let difference = offset - current
         if difference > MediaTime(value: 1, timescale: 10_000) || difference < MediaTime(value: -1, timescale: 10_000) {
             player.sourceClock = .wallClock(offset: offset)
+            zones.follow(offset: offset)
         }
+    }
+
+    /// Starts, ends and tops up a layout's other zones (the show's player plays its sound zone):
+    /// while the winning entry names a layout and the show is not standing in for it with the
+    /// fallback playlist.
+    private func updateZones() {
+        guard !stopped else { return }
+        let now = configuration.clock.now()
+        let winner = resolver.winner(at: now)
+        let isLayout = winner?.entry.content.layoutName != nil && fallbackRun == nil
+        zones.update(key: key(winner), isLayout: isLayout, now: now, offset: configuration.clock.offset(fromWallClockOf: hostClock),
+                     resolve: { resolver.resolve(at: $0) }, makeItem: { state in placedItem(state).map { (item: $0.item, end: $0.placement.end) } })
     }
 
     /// Whether the wall clock jumped (an NTP step, the date set by hand) by more than a second
@@ -489,21 +508,33 @@ public final class ShowRunner: @unchecked Sendable {
         return "\(winner.entry.name)@\(winner.occurrence.start.nanosecondsSinceEpoch)"
     }
 
-    /// What this show plays at `instant`. A layout's zones are placed by the resolver, but this show
-    /// composes one player: until it plays every zone on a layer of its own, a layout's window shows
-    /// its sound zone's playlist (else its first zone's) full screen, where that zone would be on the
-    /// wall clock — never a black screen. Said once per layout in the log.
+    /// What this show's player plays at `instant`: in a layout's window its sound zone's playlist
+    /// (else its first zone's), in the display's root layer moved to that zone; ``ZonePlayers``
+    /// play the other zones.
     func programme(at instant: UTCInstant) -> ProgrammeState {
         let state = resolver.resolve(at: instant)
         guard state.playlistName == nil, let zone = state.zones.first(where: \.playsSound) ?? state.zones.first else { return state }
-        if let layout = state.layoutName, layoutsPlayedAsOneZone.insert(layout).inserted {
-            logger.warning("layout \(layout): zones are not composed on one screen yet; zone \(zone.zone.name) (playlist \(zone.state.playlistName ?? "?")) plays full screen during its windows")
-        }
         return zone.state
     }
 
     /// The engine item for the programme state, registered with its plan and placement.
     private func makeItem(_ state: ProgrammeState) -> PlayerItem? {
+        guard let placed = placedItem(state) else { return nil }
+        register(placed.item, media: placed.media, placement: placed.placement, zone: soundZone(state))
+        return placed.item
+    }
+
+    /// The layout zone whose playlist `state` is, when it is a layout's (the show's player plays
+    /// the sound zone, else the first).
+    private func soundZone(_ state: ProgrammeState) -> LayoutZone? {
+        guard let layoutName = state.entry?.content.layoutName, let layout = schedule.layouts[layoutName],
+              !layout.zones.isEmpty else { return nil }
+        return layout.zones[layout.soundZoneIndex ?? 0]
+    }
+
+    /// The engine item for the programme state, pinned to the wall clock, and where it sits in the
+    /// programme; not registered.
+    private func placedItem(_ state: ProgrammeState) -> (item: PlayerItem, media: MediaItem, placement: Placement)? {
         guard let name = state.playlistName, let playlist = schedule.playlists[name], let index = state.itemIndex,
               playlist.items.indices.contains(index) else { return nil }
         let media = playlist.items[index]
@@ -518,18 +549,18 @@ public final class ShowRunner: @unchecked Sendable {
             // The entry's window ends first: the item is cut there (the tick re-resolves).
             end = end ?? change
         }
-        register(item, media: media, placement: Placement(
+        let placement = Placement(
             entryKey: key(state.entry.flatMap { entry in state.occurrence.map { (entry, $0) } }),
             entryName: state.entry?.name ?? "fallback", start: start, end: end,
-            programmeItem: ProgrammeItem(playlist: name, index: index, source: media.source.location), isStill: media.source.isStill))
-        return item
+            programmeItem: ProgrammeItem(playlist: name, index: index, source: media.source.location), isStill: media.source.isStill)
+        return (item, media, placement)
     }
 
     /// Gives `item` its plan (overlays, gravity, volume) and its place in the programme.
-    func register(_ item: PlayerItem, media: MediaItem, placement: Placement) {
-        let gravity = configuration.gravity ?? schedule.display.gravity
+    func register(_ item: PlayerItem, media: MediaItem, placement: Placement, zone: LayoutZone? = nil) {
+        let gravity = configuration.gravity ?? zone?.gravity ?? schedule.display.gravity
         var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.canvasSize.width,
-                                  screenHeight: display.canvasSize.height) { [logger] in
+                                  screenHeight: display.canvasSize.height, zone: zone?.rect) { [logger] in
             logger.warning("\($0)")
         }
         if configuration.gravity != nil { plan.gravity = gravity }

@@ -1,17 +1,26 @@
 import Foundation
 import MediaTime
+import Displays
 import Scheduling
 @testable import ShowRunner
 import Testing
 
-/// What a screen shows in a layout's window while zones are not yet composed on one screen: the
-/// sound zone's playlist, full screen, where its wall-clock programme puts it — never black.
+/// A layout's window on one screen: the sound zone's playlist in the display's root layer moved to
+/// its zone, every other zone its own player in a layer of its own, each on the wall clock.
 @Suite("a layout's window", .enabled(if: Fixtures.available, "needs the generated fixtures (scripts/fixtures.sh)"))
 struct LayoutWindowTests {
-    @Test("the sound zone's playlist plays full screen at its wall-clock position; the other zones' media do not")
-    func soundZonePlays() async throws {
+    /// The RGB of the screenshot's pixel at `x`, `y`.
+    static func pixel(_ shot: Screenshot, x: Int, y: Int) -> [UInt8] {
+        let start = (y * shot.image.width + x) * 4
+        return Array(shot.image.pixels[start..<start + 3])
+    }
+
+    @Test("two zones on one screen: the sound zone's video fitted in its zone, the side zone's stills in theirs, each where the wall clock puts it")
+    func zonesOnOneScreen() async throws {
         let directory = try Fixtures.temporaryDirectory()
         defer { try? FileManager.default.removeItem(atPath: directory) }
+        try writeSolidPNG(directory + "/red.png", red: 255, green: 0, blue: 0)
+        try writeSolidPNG(directory + "/blue.png", red: 0, green: 0, blue: 255)
         let path = directory + "/layout.toml"
         try """
             version = 1
@@ -21,8 +30,9 @@ struct LayoutWindowTests {
               [[layouts.split.zones]]
               name = "side"
               rect = [0.75, 0.0, 0.25, 1.0]
-              playlist = "other"
+              playlist = "adverts"
               audio = false
+              gravity = "fill"
               [[layouts.split.zones]]
               name = "main"
               rect = [0.0, 0.0, 0.75, 1.0]
@@ -31,6 +41,12 @@ struct LayoutWindowTests {
             video = "\(Fixtures.path("queue1.mp4"))"
             [[playlists.feature.items]]
             video = "\(Fixtures.path("queue2.mp4"))"
+            [[playlists.adverts.items]]
+            image = "\(directory)/red.png"
+            duration = "1s"
+            [[playlists.adverts.items]]
+            image = "\(directory)/blue.png"
+            duration = "1s"
             [[playlists.other.items]]
             video = "\(Fixtures.path("h264_aac.mp4"))"
             [entries.day]
@@ -38,16 +54,30 @@ struct LayoutWindowTests {
             start = "00:00"
             end = "24:00"
             """.write(toFile: path, atomically: true, encoding: .utf8)
-        // Half a second into the window: the feature's first item, 0.5 s in.
+        // Half a second into the window: the feature's first item 0.5 s in, the adverts' red still.
         let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00.5Z"))
         defer { show.stop() }
-        try show.refresh(60)
+        try show.refresh(10)
+        let early = try show.display.screenshot()
+        // 320x240 screen: the main zone is x 0..240; the 4:3 video fitted in it is 240x180 at y 30.
+        #expect(Self.pixel(early, x: 300, y: 120) == [255, 0, 0], "the side zone shows the red still: \(Self.pixel(early, x: 300, y: 120))")
+        #expect(Self.pixel(early, x: 120, y: 10) == [0, 0, 0], "above the fitted video is the zone's bar, not video: \(Self.pixel(early, x: 120, y: 10))")
+        #expect(Self.pixel(early, x: 120, y: 120) != [255, 0, 0] && Self.pixel(early, x: 120, y: 120) != [0, 0, 0],
+                "the main zone shows video: \(Self.pixel(early, x: 120, y: 120))")
+        // 1.7 s into the window: the adverts' second still.
+        try show.refresh(50)
+        let later = try show.display.screenshot()
+        #expect(Self.pixel(later, x: 300, y: 120) == [0, 0, 255], "the side zone moved on to the blue still: \(Self.pixel(later, x: 300, y: 120))")
+
         let frames = show.collector.frames
-        #expect(!frames.isEmpty, "nothing was presented in the layout's window")
-        #expect(frames.allSatisfy { $0.source == Fixtures.path("queue1.mp4") || $0.source == Fixtures.path("queue2.mp4") },
-                "\(Set(frames.map(\.source)))")
-        let first = try #require(frames.first)
-        #expect(first.source == Fixtures.path("queue1.mp4"))
+        let main = frames.filter { $0.layer == nil || $0.layer == "screen" }
+        let side = frames.filter { $0.layer == "side" }
+        #expect(!main.isEmpty && main.allSatisfy { $0.source == Fixtures.path("queue1.mp4") || $0.source == Fixtures.path("queue2.mp4") },
+                "\(Set(main.map(\.source)))")
+        let first = try #require(main.first)
         #expect(abs(first.presentationTime.seconds - 0.5) <= 0.1, "the zone's item started at \(first.presentationTime.seconds) s, not 0.5 s")
+        #expect(side.map(\.source).first == directory + "/red.png", "\(side.map(\.source))")
+        #expect(side.contains { $0.source == directory + "/blue.png" }, "\(Set(side.map(\.source)))")
+        #expect(!frames.contains { $0.source == Fixtures.path("h264_aac.mp4") }, "the fallback played in the layout's window")
     }
 }

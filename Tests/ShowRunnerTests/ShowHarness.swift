@@ -88,7 +88,7 @@ final class ShowHarness {
     func refresh(_ count: Int, after: ((RefreshOutcome) throws -> Void)? = nil) throws {
         for index in 0..<count {
             var waited = 0
-            while runner.gate.isWaitingForData() && waited < 5000 {
+            while (runner.gate.isWaitingForData() || display.isWaitingForData()) && waited < 5000 {
                 usleep(1000)
                 waited += 1
             }
