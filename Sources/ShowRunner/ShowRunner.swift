@@ -416,7 +416,9 @@ public final class ShowRunner: @unchecked Sendable {
         let winner = resolver.winner(at: now)
         let isLayout = winner?.entry.content.layoutName != nil && fallbackRun == nil
         zones.update(key: key(winner), isLayout: isLayout, now: now, offset: configuration.clock.offset(fromWallClockOf: hostClock),
-                     resolve: { resolver.resolve(at: $0) }, makeItem: { state in placedItem(state).map { (item: $0.item, end: $0.placement.end) } })
+                     resolve: { resolver.resolve(at: $0) }, makeItem: { state, zone in
+                         placedItem(state).map { (item: $0.item, end: $0.placement.end, plan: plan(for: $0.media, placement: $0.placement, zone: zone)) }
+                     })
     }
 
     /// Whether the wall clock jumped (an NTP step, the date set by hand) by more than a second
@@ -558,6 +560,14 @@ public final class ShowRunner: @unchecked Sendable {
 
     /// Gives `item` its plan (overlays, gravity, volume) and its place in the programme.
     func register(_ item: PlayerItem, media: MediaItem, placement: Placement, zone: LayoutZone? = nil) {
+        gate.setPlan(plan(for: media, placement: placement, zone: zone), for: item)
+        placements[ObjectIdentifier(item)] = placement
+    }
+
+    /// What the show does while an item of `media` plays at `placement`: its overlays (in `zone`'s
+    /// terms in a layout), gravity (the command line's, else the item's, else the zone's, else the
+    /// schedule's) and volume.
+    func plan(for media: MediaItem, placement: Placement, zone: LayoutZone?) -> ItemPlan {
         let gravity = configuration.gravity ?? zone?.gravity ?? schedule.display.gravity
         var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.canvasSize.width,
                                   screenHeight: display.canvasSize.height, zone: zone?.rect) { [logger] in
@@ -566,7 +576,6 @@ public final class ShowRunner: @unchecked Sendable {
         if configuration.gravity != nil { plan.gravity = gravity }
         plan.entry = placement.entryName
         plan.programmeItem = placement.programmeItem
-        gate.setPlan(plan, for: item)
-        placements[ObjectIdentifier(item)] = placement
+        return plan
     }
 }

@@ -6,8 +6,9 @@ import Playback
 import Scheduling
 
 /// The zones of a playing layout other than the sound zone: each a muted ``QueuePlayer`` of its own
-/// in a ``PlayerLayer`` at the zone's rectangle, playing the zone's playlist where the wall clock
-/// puts it (pinned as the show's own items are), with its own gapless seams.
+/// in a ``PlayerLayer`` at the zone's rectangle, behind a ``CueGate`` of its own (its items'
+/// overlays, in zone coordinates), playing the zone's playlist where the wall clock puts it
+/// (pinned as the show's own items are), with its own gapless seams.
 ///
 /// The show's player plays the sound zone in the display's root layer, which is moved to that
 /// zone's rectangle while the layout plays and back to the whole screen after. Confined to the
@@ -18,6 +19,8 @@ final class ZonePlayers {
         let name: String
         let player: QueuePlayer
         let layer: PlayerLayer
+        /// Puts the zone's items' overlays on screen at their cues.
+        let gate: CueGate
         /// When the last queued item ends: the next one is resolved for then.
         var tailEnd: UTCInstant?
     }
@@ -44,7 +47,7 @@ final class ZonePlayers {
     /// plays (resolved only when the layout starts). Starts the layout's zones when a layout's
     /// window begins, ends them when it ends, and keeps each zone's queue three items deep.
     func update(key: String, isLayout: Bool, now: UTCInstant, offset: MediaTime, resolve: (UTCInstant) -> ProgrammeState,
-                makeItem: (ProgrammeState) -> (item: PlayerItem, end: UTCInstant?)?) {
+                makeItem: (ProgrammeState, LayoutZone) -> (item: PlayerItem, end: UTCInstant?, plan: ItemPlan)?) {
         if key != self.key {
             stop()
             guard isLayout else { return }
@@ -74,24 +77,28 @@ final class ZonePlayers {
     }
 
     private func start(_ state: ProgrammeState, key: String, offset: MediaTime,
-                       makeItem: (ProgrammeState) -> (item: PlayerItem, end: UTCInstant?)?) {
+                       makeItem: (ProgrammeState, LayoutZone) -> (item: PlayerItem, end: UTCInstant?, plan: ItemPlan)?) {
         self.key = key
         guard !state.zones.isEmpty else { return }
         let sound = state.zones.firstIndex(where: \.playsSound) ?? 0
         display.layers.rootLayer.frame = Self.frame(state.zones[sound].zone.rect)
         for (index, zoneState) in state.zones.enumerated() where index != sound {
             let zone = zoneState.zone
-            let player = QueuePlayer(items: [], audioSink: nil, clock: hostClock)
-            player.isMuted = true
-            player.sourceClock = .wallClock(offset: offset)
-            player.setPresentationHandler { [log] record in log.record(record) }
-            let layer = PlayerLayer(player: player, name: zone.name)
+            let layer = PlayerLayer(name: zone.name)
             layer.frame = Self.frame(zone.rect)
             layer.zPosition = Double(zone.zIndex)
             if let gravity = zone.gravity { layer.videoGravity = gravity }
             display.layers.add(layer)
-            var entry = Zone(name: zone.name, player: player, layer: layer, tailEnd: nil)
-            if let made = makeItem(zoneState.state) {
+            let zoneLog = log.zoneLog()
+            let gate = CueGate(layer: layer, of: display, log: zoneLog) { _ in }
+            let player = QueuePlayer(items: [], videoSink: gate, audioSink: nil, clock: hostClock)
+            player.isMuted = true
+            player.sourceClock = .wallClock(offset: offset)
+            player.setPresentationHandler { record in zoneLog.record(record) }
+            gate.attach(player)
+            var entry = Zone(name: zone.name, player: player, layer: layer, gate: gate, tailEnd: nil)
+            if let made = makeItem(zoneState.state, zone) {
+                gate.setPlan(made.plan, for: made.item)
                 player.insert(made.item, after: nil)
                 entry.tailEnd = made.end
             } else {
@@ -106,16 +113,18 @@ final class ZonePlayers {
 
     /// Queues what the zone's playlist plays after its last queued item, up to three items.
     private func topUp(_ zone: inout Zone, resolve: (UTCInstant) -> ProgrammeState,
-                       makeItem: (ProgrammeState) -> (item: PlayerItem, end: UTCInstant?)?) {
+                       makeItem: (ProgrammeState, LayoutZone) -> (item: PlayerItem, end: UTCInstant?, plan: ItemPlan)?) {
+        zone.gate.retainPlans(for: zone.player.items())
         var guardCount = 0
         while zone.player.items().count < 3, let tail = zone.tailEnd, guardCount < 8 {
             guardCount += 1
             let state = resolve(tail)
-            guard let zoneState = state.zones.first(where: { $0.zone.name == zone.name })?.state, let made = makeItem(zoneState) else {
+            guard let zoneState = state.zones.first(where: { $0.zone.name == zone.name }), let made = makeItem(zoneState.state, zoneState.zone) else {
                 // The layout's window ends here (the show rebuilds then) or the zone has nothing now.
                 zone.tailEnd = nil
                 break
             }
+            zone.gate.setPlan(made.plan, for: made.item)
             zone.player.insert(made.item, after: nil)
             guard let end = made.end, end > tail else {
                 zone.tailEnd = nil

@@ -21,6 +21,7 @@ struct LayoutWindowTests {
         defer { try? FileManager.default.removeItem(atPath: directory) }
         try writeSolidPNG(directory + "/red.png", red: 255, green: 0, blue: 0)
         try writeSolidPNG(directory + "/blue.png", red: 0, green: 0, blue: 255)
+        try writeSolidPNG(directory + "/green.png", red: 0, green: 255, blue: 0)
         let path = directory + "/layout.toml"
         try """
             version = 1
@@ -44,6 +45,10 @@ struct LayoutWindowTests {
             [[playlists.adverts.items]]
             image = "\(directory)/red.png"
             duration = "1s"
+              [[playlists.adverts.items.overlays]]
+              image = "\(directory)/green.png"
+              rect = [0.0, 0.0, 1.0, 0.25]
+              at = "00:00:00"
             [[playlists.adverts.items]]
             image = "\(directory)/blue.png"
             duration = "1s"
@@ -61,6 +66,10 @@ struct LayoutWindowTests {
         let early = try show.display.screenshot()
         // 320x240 screen: the main zone is x 0..240; the 4:3 video fitted in it is 240x180 at y 30.
         #expect(Self.pixel(early, x: 300, y: 120) == [255, 0, 0], "the side zone shows the red still: \(Self.pixel(early, x: 300, y: 120))")
+        // The still's overlay is in the zone's terms: a green square (fitted in the top quarter of
+        // the 80x240 zone: 60x60 at x 250, y 0), not across the top of the screen.
+        #expect(Self.pixel(early, x: 280, y: 30) == [0, 255, 0], "the side item's overlay is in its zone: \(Self.pixel(early, x: 280, y: 30))")
+        #expect(Self.pixel(early, x: 120, y: 10) == [0, 0, 0], "and not over the main zone: \(Self.pixel(early, x: 120, y: 10))")
         #expect(Self.pixel(early, x: 120, y: 10) == [0, 0, 0], "above the fitted video is the zone's bar, not video: \(Self.pixel(early, x: 120, y: 10))")
         #expect(Self.pixel(early, x: 120, y: 120) != [255, 0, 0] && Self.pixel(early, x: 120, y: 120) != [0, 0, 0],
                 "the main zone shows video: \(Self.pixel(early, x: 120, y: 120))")
@@ -68,6 +77,7 @@ struct LayoutWindowTests {
         try show.refresh(50)
         let later = try show.display.screenshot()
         #expect(Self.pixel(later, x: 300, y: 120) == [0, 0, 255], "the side zone moved on to the blue still: \(Self.pixel(later, x: 300, y: 120))")
+        #expect(Self.pixel(later, x: 280, y: 30) == [0, 0, 255], "the red still's overlay went with it: \(Self.pixel(later, x: 280, y: 30))")
 
         let frames = show.collector.frames
         let main = frames.filter { $0.layer == nil || $0.layer == "screen" }
@@ -79,5 +89,7 @@ struct LayoutWindowTests {
         #expect(side.map(\.source).first == directory + "/red.png", "\(side.map(\.source))")
         #expect(side.contains { $0.source == directory + "/blue.png" }, "\(Set(side.map(\.source)))")
         #expect(!frames.contains { $0.source == Fixtures.path("h264_aac.mp4") }, "the fallback played in the layout's window")
+        #expect(show.collector.events(.overlayShown).contains { $0.detail?.contains("green.png") == true },
+                "the zone's overlay was logged: \(show.collector.events(.overlayShown))")
     }
 }

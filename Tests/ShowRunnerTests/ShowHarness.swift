@@ -76,7 +76,7 @@ final class ShowHarness {
         }
         display = try HeadlessDisplay(mode: mode, pacing: .manual, clock: clock)
         let collector = self.collector
-        let log = ShowLog(writer: nil, observer: { collector.append($0) })
+        let log = ShowLog(writer: nil, observer: { collector.append($0) }, zoneObserver: { collector.append($0) })
         runner = ShowRunner(schedule: schedule, display: display, audioSink: audioSink, log: log,
                             configuration: .init(clock: .starting(at: startAt, host: clock, shift: shift), automaticTicks: false, watchesFile: watchesFile),
                             hostClock: clock)
