@@ -175,6 +175,7 @@ public final class ShowRunner: @unchecked Sendable {
             started = true
             logLoaded()
             rebuild(at: configuration.clock.now())
+            updateZones()
         }
         player.play()
         if configuration.automaticTicks {

@@ -1,3 +1,4 @@
+import ChildProcesses
 import Foundation
 import MediaTime
 import Displays
@@ -91,5 +92,97 @@ struct LayoutWindowTests {
         #expect(!frames.contains { $0.source == Fixtures.path("h264_aac.mp4") }, "the fallback played in the layout's window")
         #expect(show.collector.events(.overlayShown).contains { $0.detail?.contains("green.png") == true },
                 "the zone's overlay was logged: \(show.collector.events(.overlayShown))")
+    }
+
+    /// Three 4:3 zones of a 320x240 screen, each 160x120: every clip fills its zone exactly.
+    static func threeZones(side: [String]) -> String {
+        """
+        version = 1
+        timezone = "UTC"
+        [layouts.grid]
+          [[layouts.grid.zones]]
+          name = "main"
+          rect = [0.0, 0.0, 0.5, 0.5]
+          playlist = "feature"
+          [[layouts.grid.zones]]
+          name = "side"
+          rect = [0.5, 0.0, 0.5, 0.5]
+          playlist = "side"
+          [[layouts.grid.zones]]
+          name = "bottom"
+          rect = [0.0, 0.5, 0.5, 0.5]
+          playlist = "bottom"
+        [[playlists.feature.items]]
+        video = "\(Fixtures.path("h264_aac.mp4"))"
+        \(side.map { "[[playlists.side.items]]\nvideo = \"\(Fixtures.path($0))\"" }.joined(separator: "\n"))
+        [[playlists.bottom.items]]
+        video = "\(Fixtures.path("queue3.mp4"))"
+        [entries.day]
+        layout = "grid"
+        start = "00:00"
+        end = "24:00"
+        """
+    }
+
+    /// The PSNR between a region of `png` and FFmpeg's frame of `media` at `time` scaled to the region.
+    static func zonePSNR(_ png: String, crop: (x: Int, y: Int, width: Int, height: Int), media: String, time: Double) throws -> Double {
+        let result = try ChildProcess.run("ffmpeg", [
+            "-hide_banner", "-nostdin", "-i", png, "-i", media, "-lavfi",
+            "[0]crop=\(crop.width):\(crop.height):\(crop.x):\(crop.y),format=rgb24[a];"
+                + "[1]select='gte(t,\(time - 0.001))',scale=\(crop.width):\(crop.height):flags=bilinear,format=rgb24[b];[a][b]psnr",
+            "-frames:v", "1", "-f", "null", "-",
+        ])
+        guard let range = result.stderr.range(of: "average:") else { return -1 }
+        let value = result.stderr[range.upperBound...].prefix { !$0.isWhitespace }
+        return value == "inf" ? .infinity : Double(value) ?? -1
+    }
+
+    @Test("three zones: each zone of the screenshot is FFmpeg's frame of the zone's clip, scaled into it (PSNR >= 30 dB)")
+    func threeZonesMatchFFmpeg() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/grid.toml"
+        try Self.threeZones(side: ["queue1.mp4"]).write(toFile: path, atomically: true, encoding: .utf8)
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:00.5Z"))
+        defer { show.stop() }
+        try show.refresh(37)
+        let shot = try show.display.screenshot()
+        try shot.writePNG(to: directory + "/grid.png")
+        let frames = show.collector.frames
+        let zones: [(layer: String, crop: (x: Int, y: Int, width: Int, height: Int))] = [
+            ("screen", (0, 0, 160, 120)), ("side", (160, 0, 160, 120)), ("bottom", (0, 120, 160, 120)),
+        ]
+        for zone in zones {
+            // What the zone shows: its layer's last presented frame.
+            let last = try #require(frames.last { ($0.layer ?? "screen") == zone.layer }, "zone \(zone.layer) presented nothing")
+            let psnr = try Self.zonePSNR(directory + "/grid.png", crop: zone.crop, media: last.source, time: last.presentationTime.seconds)
+            #expect(psnr >= 30, "zone \(zone.layer) (\(last.source) at \(last.presentationTime.seconds) s): \(psnr) dB")
+        }
+        // The fourth quarter has no zone.
+        let empty = Self.pixel(shot, x: 240, y: 180)
+        #expect(empty == [0, 0, 0], "\(empty)")
+    }
+
+    @Test("a zone's seam is gapless while the other zones play on")
+    func zoneSeamGapless() async throws {
+        let directory = try Fixtures.temporaryDirectory()
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let path = directory + "/grid.toml"
+        try Self.threeZones(side: ["queue1.mp4", "queue2.mp4"]).write(toFile: path, atomically: true, encoding: .utf8)
+        // 1.5 s into the window: the side zone's first clip ends 0.5 s later.
+        let show = try await ShowHarness(schedulePath: path, startAt: .iso("2026-01-01T00:00:01.5Z"))
+        defer { show.stop() }
+        try show.refresh(60)
+        let side = show.collector.frames.filter { $0.layer == "side" }
+        let last = try #require(side.last { $0.source == Fixtures.path("queue1.mp4") })
+        let first = try #require(side.first { $0.source == Fixtures.path("queue2.mp4") }, "the side zone never reached its second clip")
+        #expect(first.presentedAt - last.presentedAt == MediaTime(value: 1, timescale: 25), "the side zone's seam: \(last.presentedAt.seconds) → \(first.presentedAt.seconds)")
+        #expect(first.presentationTime == .zero)
+        // Meanwhile the main zone presented a new frame every 1/25 s across the side's seam.
+        let main = show.collector.frames.filter { ($0.layer ?? "screen") == "screen" && $0.presentedAt >= last.presentedAt - MediaTime(value: 1, timescale: 5) && $0.presentedAt <= first.presentedAt + MediaTime(value: 1, timescale: 5) }
+        #expect(main.count >= 10, "\(main.count) main-zone frames around the side's seam")
+        for (a, b) in zip(main, main.dropFirst()) {
+            #expect(b.presentedAt - a.presentedAt == MediaTime(value: 1, timescale: 25), "the main zone: \(a.presentedAt.seconds) → \(b.presentedAt.seconds)")
+        }
     }
 }
