@@ -170,6 +170,13 @@ public enum MediaSource: Sendable, Hashable {
     }
 
     public var isStill: Bool { if case .image = self { return true } else { return false } }
+
+    /// A URL other than `file:`: a stream that arrives as it is sent, which cannot be sought to
+    /// where the wall clock is.
+    public var isNetworkStream: Bool {
+        guard case .url(let url) = self else { return false }
+        return !url.lowercased().hasPrefix("file:")
+    }
 }
 
 /// One thing in a playlist.

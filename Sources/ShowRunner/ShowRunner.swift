@@ -543,8 +543,13 @@ public final class ShowRunner: @unchecked Sendable {
         let media = playlist.items[index]
         let item = ShowItems.playerItem(for: media, withSound: hasSound, from: state.position)
         // The item's first media time is due at the instant it is resolved for: the player keeps
-        // it on the wall clock there, so screens with the same schedule show the same frame.
-        item.wallClockPin = WallClockPin(time: item.currentTime(), wallClockTime: .nanoseconds(state.instant.nanosecondsSinceEpoch))
+        // it on the wall clock there, so screens with the same schedule show the same frame. A
+        // network stream is not: it comes as it is sent and cannot be sought, so one that took a
+        // while to open would be late by that much for good (every frame dropped); the player pins
+        // it where its first frame shows.
+        if !media.source.isNetworkStream {
+            item.wallClockPin = WallClockPin(time: item.currentTime(), wallClockTime: .nanoseconds(state.instant.nanosecondsSinceEpoch))
+        }
         let start = state.itemStart ?? state.instant
         var end: UTCInstant?
         if let length = media.playDuration, length.isNumeric { end = start.advanced(by: length) }
