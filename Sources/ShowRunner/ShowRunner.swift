@@ -35,7 +35,9 @@ public final class ShowRunner: @unchecked Sendable {
         public var gravity: VideoGravity?
         /// A supervised item whose first frame has not come after this long is reported stalled
         /// (opening a network stream or a file on a slow disk may take seconds; a source that never
-        /// sends does not end on its own).
+        /// sends does not end on its own). 20 s: longer than the pipeline's own limits (15 s to
+        /// open, 10 s for a silent connection), so a stream that sends a little and stops is
+        /// probed with what it sent and shows it, rather than racing the pipeline's timeout.
         public var firstFrameTimeout: MediaTime
         /// A supervised item whose video ran out of frames before its end is reported stalled
         /// after this long without a new one. A still picture, a paused show and the last frame held
@@ -43,7 +45,7 @@ public final class ShowRunner: @unchecked Sendable {
         public var stallTimeout: MediaTime
 
         public init(clock: ShowClock = .system(), automaticTicks: Bool = true, watchesFile: Bool = true, gravity: VideoGravity? = nil,
-                    firstFrameTimeout: MediaTime = MediaTime(value: 10, timescale: 1),
+                    firstFrameTimeout: MediaTime = MediaTime(value: 20, timescale: 1),
                     stallTimeout: MediaTime = MediaTime(value: 5, timescale: 1)) {
             self.clock = clock
             self.automaticTicks = automaticTicks
