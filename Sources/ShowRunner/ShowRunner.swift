@@ -176,8 +176,9 @@ public final class ShowRunner: @unchecked Sendable {
         queue.sync {
             started = true
             logLoaded()
-            rebuild(at: configuration.clock.now())
-            updateZones()
+            let now = configuration.clock.now()
+            rebuild(at: now)
+            updateZones(now: now, winner: resolver.winner(at: now))
         }
         player.play()
         if configuration.automaticTicks {
@@ -365,18 +366,19 @@ public final class ShowRunner: @unchecked Sendable {
 
     private func step() {
         guard !stopped else { return }
+        let now = configuration.clock.now()
+        let winner = resolver.winner(at: now)
         defer {
             keepPlaying()
-            updateZones()
+            updateZones(now: now, winner: winner)
         }
         let queued = player.items()
         gate.retainPlans(for: queued)
         let ids = Set(queued.map(ObjectIdentifier.init))
         placements = placements.filter { ids.contains($0.key) || isHeld($0.value) }
-        let now = configuration.clock.now()
         followWallClock()
         if clockStepped(now: now) { return }
-        let wanted = key(resolver.winner(at: now))
+        let wanted = key(winner)
         if reports != nil, supervisedStep(wanted: wanted, now: now) { return }
         let current = queued.first.map(ObjectIdentifier.init)
         if current != holdUntilBoundary { holdUntilBoundary = nil }
@@ -411,12 +413,10 @@ public final class ShowRunner: @unchecked Sendable {
     }
 
     /// Starts, ends and tops up a layout's other zones (the show's player plays its sound zone):
-    /// while the winning entry names a layout and the show is not standing in for it with the
-    /// fallback playlist.
-    private func updateZones() {
+    /// while `winner`, the entry winning at `now`, names a layout and the show is not standing in
+    /// for it with the fallback playlist.
+    private func updateZones(now: UTCInstant, winner: (entry: Entry, occurrence: Occurrence)?) {
         guard !stopped else { return }
-        let now = configuration.clock.now()
-        let winner = resolver.winner(at: now)
         let isLayout = winner?.entry.content.layoutName != nil && fallbackRun == nil
         zones.update(key: key(winner), isLayout: isLayout, now: now, offset: configuration.clock.offset(fromWallClockOf: hostClock),
                      resolve: { resolver.resolve(at: $0) }, makeItem: { state, zone in

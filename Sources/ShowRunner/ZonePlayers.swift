@@ -40,9 +40,6 @@ final class ZonePlayers {
         self.logger = logger
     }
 
-    /// The zone players (tests).
-    var players: [(name: String, player: QueuePlayer)] { zones.map { ($0.name, $0.player) } }
-
     /// Follows the programme at `now`: `key` names the winning entry's occurrence, `state` what it
     /// plays (resolved only when the layout starts). Starts the layout's zones when a layout's
     /// window begins, ends them when it ends, and keeps each zone's queue three items deep.
