@@ -16,6 +16,8 @@ packages=(
     # Tests: reference tools and devices.
     ffmpeg python3 python3-pip
     pulseaudio pulseaudio-utils
+    # The VM sync test's capture of the loopback card (arecord).
+    alsa-utils
     # Signing and checking schedule bundles as operators do.
     minisign
     # The inspector's tests: an HTTP client, certificates, the Prometheus linter.

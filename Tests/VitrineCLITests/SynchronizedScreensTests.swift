@@ -156,7 +156,7 @@ struct SynchronizedScreensTests {
         }
         recording.terminate()
         // Left is one screen, right the other, in one recording: where both sound, the lag between them.
-        let analysis = try ChildProcess.run("python3", ["-c", Self.lagScript, directory + "/both.raw"])
+        let analysis = try ChildProcess.run("python3", [CommandRunner.root.appendingPathComponent("scripts/sound_lag.py").path, directory + "/both.raw"])
         #expect(analysis.status == 0, "\(analysis.stderr)")
         print("sound lag between the screens: \(analysis.stdout)")
         let lags = analysis.stdout.split(separator: "\n").compactMap { Double($0.split(separator: " ").last ?? "") }
@@ -173,30 +173,6 @@ struct SynchronizedScreensTests {
         #expect(sorted[(sorted.count - 1) / 2] <= 3.0, "the screens' sound is typically \(sorted[(sorted.count - 1) / 2]) ms apart: \(lags)")
         for lag in lags { #expect(abs(lag) <= 8.0, "the screens' sound is \(lag) ms apart") }
     }
-
-    /// Reads a 48 kHz stereo s16 recording; from one second after the right channel starts
-    /// sounding, cross-correlates left and right over 1 s windows (every 2 s) and prints each
-    /// window's lag in ms.
-    static let lagScript = """
-        import sys, numpy as np
-        data = np.fromfile(sys.argv[1], dtype='<i2').astype(np.float64).reshape(-1, 2)
-        left, right = data[:, 0], data[:, 1]
-        rate = 48000
-        loud = np.nonzero(np.abs(right) > 300)[0]
-        if len(loud) == 0: sys.exit("the right screen never sounded")
-        start = loud[0] + 2 * rate
-        end = min(np.nonzero(np.abs(left) > 300)[0][-1], loud[-1]) - rate
-        window, search = rate, rate // 50
-        position = start
-        while position + window + search < end:
-            a = left[position - search: position + window + search]
-            b = right[position: position + window]
-            if np.abs(b).max() < 300: break
-            scores = np.correlate(a, b, mode='valid')
-            lag = (np.argmax(scores) - search) / rate * 1000
-            print(f"{position / rate:.1f} s: {lag:.3f}")
-            position += 2 * rate
-        """
 }
 
 /// A private PulseAudio server with one stereo null sink whose left and right channels are two
