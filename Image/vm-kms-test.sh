@@ -395,10 +395,13 @@ wait_for() {  # wait_for PATTERN: until the serial log has it, QEMU exits, or th
         sleep 0.2
     done
 }
+# 3 GiB: the guest's root filesystem is the unpacked initramfs (~640 MB: vitrine, Mesa with
+# LLVM, FFmpeg) in a RAM-backed tmpfs of half the memory, and the usb case imports into it
+# keeping 64 MB free (2 GiB left it a few MB short once the sync case's media joined).
 boot() {  # boot CASE [QEMU ARGS...]
     local name=$1; shift
     rm -f "$work"/serial.log "$work"/monitor.sock "$work"/control.sock "$work"/*.ppm "$work"/*.wav
-    qemu-system-x86_64 -nodefaults -machine q35,accel=tcg -cpu max -smp "${vm_cpus:-1}" -m 2048 \
+    qemu-system-x86_64 -nodefaults -machine q35,accel=tcg -cpu max -smp "${vm_cpus:-1}" -m 3072 \
         -kernel "$kernel_dir/vmlinux" -initrd "$initramfs" \
         -append "console=ttyS0 rdinit=/init quiet loglevel=3 vitrine_case=$name" \
         -device virtio-vga -display none -serial "file:$work/serial.log" \
