@@ -346,12 +346,11 @@ class BootTest:
         """Compares the screen with the programme's frames from 15 s before (the demo's whole
         cycle) to 1 s after the guest's instant of the dump, every 0.2 s, then every frame (0.04 s)
         around the best: the best
-        match, and how far its moment is from that instant. A show's first picture is the first frame
-        decoded at the position of the instant it resolved the programme, shown at once; a start
-        more than 1 s late then seeks to where the wall clock is (a busy emulator opens the first
-        item in seconds), so the first picture may be seconds behind and the next ones are not.
-        The clock itself is read through the console and the dump through the monitor, both late
-        by the emulator's latency."""
+        match, and how far its moment is from that instant. A show starts at the position of the
+        instant it resolved the programme and runs on from there, so a slow start (a busy emulator
+        decodes the first frame in seconds) leaves the picture behind the wall clock until wall-clock
+        slaving exists; the clock itself is read through the console and the dump through the
+        monitor, both late by the emulator's latency."""
         best = self.best_match(image, instant, [round(-15.0 + 0.2 * step, 2) for step in range(81)])
         around = best[1]
         return self.best_match(image, instant, [round(around + 0.04 * step, 2) for step in range(-5, 6)], best)
