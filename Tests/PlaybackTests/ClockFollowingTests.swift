@@ -253,29 +253,6 @@ struct ClockFollowingTests {
         #expect(rig.records.events(.syncSeek).isEmpty && rig.records.events(.syncAdjust).isEmpty)
     }
 
-    @Test("an item that opens 5 s after its pinned time shows its first frame at once, then seeks to the pin: one sync-seek, few frames dropped, on time after")
-    func lateStartSeeks() throws {
-        let rig = Rig(audio: false)
-        let (player, pin) = Self.pinned(rig, audio: false, lead: Self.seconds(-5))
-        defer { player.invalidate() }
-        rig.run(for: Self.seconds(3))
-        let seeks = rig.records.events(.syncSeek)
-        #expect(seeks.count == 1, "\(seeks.count) seeks")
-        let error = try #require(seeks.first?.error)
-        let frames = rig.records.frames
-        // The first picture is the item's first frame (0.12 s in this clip), shown as soon as it
-        // was decoded; the seek measured how far behind the pin it was.
-        let first = try #require(frames.first?.presentationTime)
-        #expect(first < Self.seconds(0.2))
-        #expect(abs(error.seconds - (first.seconds - 5)) < 0.05, "the seek measured \(error.seconds) s")
-        // The lag was sought over, not decoded and dropped (125 frames).
-        #expect((frames.last?.droppedFrames ?? 0) < 25, "\(frames.last?.droppedFrames ?? 0) frames dropped")
-        for (frame, late) in Self.lateness(frames.suffix(25), pin: pin) {
-            #expect(late >= -Self.millisecond && late < MediaTime(value: 1, timescale: 60) + Self.millisecond,
-                    "\(frame.presentationTime.seconds) late by \(late.seconds) s after the seek")
-        }
-    }
-
     @Test("a wall-clock step of 80 ms is eased out by retiming the picture, without a seek; one of 2 s is one seek")
     func wallClockStepsWithoutSound() throws {
         let rig = Rig(audio: false)

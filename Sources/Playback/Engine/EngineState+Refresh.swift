@@ -100,14 +100,6 @@ extension EngineState {
             handedEnd = chosen.end
             if running && needsFirst && audioClock == nil && !snapped { clock.anchor(host: tick.hostTime, media: chosen.presentationTime) }
             if needsFirst { startTimeline(at: snapped || audioClock != nil ? time : chosen.presentationTime, tick: tick, wall: wall) }
-            if needsFirst, snapped, running, !isJump, syncSeekSince == nil, seeks.isEmpty,
-               time - chosen.presentationTime > EngineState.lateStartThreshold {
-                // Opened later than its pin allowed (a slow first start after boot): its first frame
-                // shows at once — a picture now rather than none — and the player seeks to where the
-                // pin is, rather than decoding the whole lag only to drop it, which a machine that
-                // decodes barely faster than it plays never catches up with.
-                requestSyncSeek(item: item, reference: time, error: chosen.presentationTime - time, tick: tick, wall: wall, into: &effects)
-            }
             let subtitle = pipeline.subtitle(at: chosen.presentationTime)
             handedSubtitle = subtitle?.start
             let id = handOut(Pending(
@@ -318,11 +310,6 @@ extension EngineState {
         }
         return error
     }
-
-    /// How far behind its pinned time a start's first frame may be before the player seeks to the
-    /// pin instead of dropping frames until it is there (1 s: well past opening a file on a
-    /// working machine, where dropping a few frames is cheaper than a seek).
-    static let lateStartThreshold = MediaTime(value: 1, timescale: 1)
 
     /// Seeks to where `reference` will be once the seek has shown its first frame: the timeline
     /// then starts on the pin, so a latency guessed wrong costs a few frames dropped or the first
