@@ -120,30 +120,6 @@ struct ClockFollowingTests {
 
     // MARK: A late sound device
 
-    @Test("an alignment that hears nothing for two seconds (the sound cannot catch up with the picture) is overdue, said once per two seconds")
-    func audioJoinOverdue() {
-        var join = AudioJoin()
-        let host = Self.second
-        let waiting = AudioClockReading(mediaTime: .zero, hostTime: host)
-        #expect(join.update(reading: waiting, heard: .zero, picture: Self.seconds(1.5), firstSample: .zero, at: host) == .useDisplay)
-        // It moves, 1.4 s behind the picture: shift it.
-        let moved = AudioClockReading(mediaTime: Self.seconds(0.1), hostTime: host + Self.seconds(0.1))
-        #expect(join.update(reading: moved, heard: Self.seconds(0.1), picture: Self.seconds(1.6), firstSample: .zero, at: host + Self.seconds(0.1))
-            == .align(to: Self.seconds(1.6)))
-        // The sink drops everything that arrives: the reading stands still.
-        func still(at seconds: Double) -> AudioJoin.Decision {
-            join.update(reading: moved, heard: Self.seconds(0.1), picture: Self.seconds(1.5 + seconds), firstSample: .zero,
-                        at: host + Self.seconds(seconds))
-        }
-        #expect(still(at: 1) == .useDisplay)
-        #expect(still(at: 2) == .useDisplay)
-        #expect(still(at: 2.2) == .overdue)
-        #expect(still(at: 2.3) == .useDisplay)
-        #expect(still(at: 4.1) == .useDisplay)
-        #expect(still(at: 4.3) == .overdue)
-        #expect(!join.isJoined)
-    }
-
     @Test("a sound device that starts 1.5 s late: the first frame shows at once, the picture moves, the sound joins it in step")
     func lateAudioDevice() throws {
         let rig = Rig(audio: true, audioStartDelay: Self.seconds(1.5))

@@ -31,11 +31,6 @@ struct AudioJoin {
         /// Ask the sink to shift the sound so that media time `to` is heard at this refresh;
         /// the display clock paces meanwhile.
         case align(to: MediaTime)
-        /// An alignment has heard nothing for ``alignTimeout``: the sink is dropping what arrives
-        /// because the sound is behind the picture and its producer cannot catch up (a machine
-        /// that decodes barely faster than it plays, after a seek that took longer than
-        /// expected). Only a seek further ahead brings the sound back; the display clock paces.
-        case overdue
     }
 
     /// The sound is in step when its reading is within this of the picture's clock (1 ms: what
@@ -46,9 +41,6 @@ struct AudioJoin {
     static let settleTime = MediaTime(value: 3, timescale: 10)
     /// Alignments tried before the sound is taken as it is.
     static let maximumAttempts = 4
-    /// How long an alignment may hear nothing before it is ``Decision/overdue`` (two seconds:
-    /// far longer than dropping a seek's worth of sound takes on a machine with any headroom).
-    static let alignTimeout = MediaTime(value: 2, timescale: 1)
     /// A joined device whose reading stands still for this long hands the clock back to the display
     /// (half a second: longer than a sound server's scheduling hiccups, short enough that the
     /// picture does not visibly freeze behind a device that stopped).
@@ -96,11 +88,6 @@ struct AudioJoin {
             guard moving else { return .useDisplay }
             return check(heard: heard, picture: picture, at: host, attempts: 0)
         case .aligning(let since, let attempts):
-            if !moving, host - since > AudioJoin.alignTimeout {
-                // Said once per timeout, not every refresh, while the owner seeks.
-                phase = .aligning(since: host, attempts: attempts)
-                return .overdue
-            }
             guard moving, host - since >= AudioJoin.settleTime else { return .useDisplay }
             return check(heard: heard, picture: picture, at: host, attempts: attempts)
         }

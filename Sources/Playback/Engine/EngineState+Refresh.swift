@@ -56,7 +56,6 @@ extension EngineState {
                     if !wasJoined {
                         // The follower's adjustment moves from the display clock to the sound.
                         clock.setTrim(0, at: tick.hostTime)
-                        overdueResyncs = 0
                         compensateAudio(follower.adjustment, pipeline: pipeline, into: &effects)
                         effects.log(.audioJoined, itemIndex: itemIndex, source: item.url, time: extrapolated, at: tick.hostTime,
                                     wallClock: wall)
@@ -65,8 +64,6 @@ extension EngineState {
                     if wasJoined { clock.setTrim(follower.adjustment, at: tick.hostTime) }
                 case .align(let picture):
                     effects.actions.append(.alignAudio(mediaTime: picture + feed.offset, hostTime: tick.hostTime))
-                case .overdue:
-                    resyncOverdueSound(item: item, error: extrapolated - (picture ?? extrapolated), tick: tick, wall: wall, into: &effects)
                 }
             }
         }
@@ -306,43 +303,16 @@ extension EngineState {
                             error: error, adjustment: adjustment, wallClock: wall)
             }
         case .seek:
-            requestSyncSeek(item: item, reference: reference, error: error, tick: tick, wall: wall, into: &effects)
+            // Seek to where the reference will be once the seek has shown its first frame: the
+            // timeline then starts on the pin, so a latency guessed wrong costs a few frames
+            // dropped or the first one held, not a lasting error.
+            let ahead = seekLatency.multiplied(by: max(clock.rate, 0.25))
+            syncSeekSince = tick.hostTime
+            effects.actions.append(.syncSeek(item, target: reference + ahead))
+            effects.log(.syncSeek, itemIndex: itemIndex, source: item.url, time: reference + ahead, at: tick.hostTime,
+                        error: error, wallClock: wall)
         }
         return error
-    }
-
-    /// Seeks to where `reference` will be once the seek has shown its first frame: the timeline
-    /// then starts on the pin, so a latency guessed wrong costs a few frames dropped or the first
-    /// one held, not a lasting error.
-    private mutating func requestSyncSeek(
-        item: PlayerItem, reference: MediaTime, error: MediaTime, tick: RefreshTick, wall: MediaTime?, into effects: inout EngineEffects
-    ) {
-        let ahead = seekLatency.multiplied(by: max(clock.rate, 0.25))
-        syncSeekSince = tick.hostTime
-        effects.actions.append(.syncSeek(item, target: reference + ahead))
-        effects.log(.syncSeek, itemIndex: itemIndex, source: item.url, time: reference + ahead, at: tick.hostTime,
-                    error: error, wallClock: wall)
-    }
-
-    /// The sound could not join the picture (``AudioJoin/Decision/overdue``): the seek that
-    /// restarted it landed too little ahead for a producer that decodes barely faster than it
-    /// plays, so the sink drops everything it gets. On a pinned timeline (a wall or display clock
-    /// to follow) the player seeks again, aiming twice as far ahead (at least 0.5 s, at most 5 s),
-    /// three times at most until the sound joins; following the sound itself there is nothing to
-    /// aim at. Otherwise the picture goes on alone, on its clock.
-    private mutating func resyncOverdueSound(
-        item: PlayerItem, error: MediaTime, tick: RefreshTick, wall: MediaTime?, into effects: inout EngineEffects
-    ) {
-        let reference: MediaTime?
-        switch sourceClock {
-        case .audioOutput: reference = nil
-        case .display: reference = pin?.reference(atHost: tick.hostTime, wall: nil, rate: clock.rate)
-        case .wallClock: reference = pin?.reference(atHost: tick.hostTime, wall: wall, rate: clock.rate)
-        }
-        guard let reference, syncSeekSince == nil, seeks.isEmpty, overdueResyncs < 3 else { return }
-        overdueResyncs += 1
-        seekLatency = min(MediaTime(value: 5, timescale: 1), max(seekLatency + seekLatency, MediaTime(value: 1, timescale: 2)))
-        requestSyncSeek(item: item, reference: reference, error: error, tick: tick, wall: wall, into: &effects)
     }
 
     /// Hands the follower's adjustment to the current item's sound (resampled by that much).

@@ -110,10 +110,6 @@ struct EngineState {
     var syncSeekSince: MediaTime?
     /// How long a seek takes to show its first frame (the follower seeks that far ahead).
     var seekLatency = MediaTime(value: 3, timescale: 10)
-    /// Seeks made for sound that could not join the picture since it last joined (or the item
-    /// began): a machine too slow to play this item's sound at all gets three, then the picture
-    /// goes on alone rather than jumping every few seconds.
-    var overdueResyncs = 0
     /// The adjustment handed to the current item's audio (resampling), to hand it on only changes.
     var audioCompensation: Double = 0
     /// ``Player/preroll(atRate:completionHandler:)`` calls waiting for the current item.
@@ -169,7 +165,6 @@ struct EngineState {
         lastPresented = nil
         videoStarved = false
         holdingFailure = false
-        overdueResyncs = 0
         if !gapless { restartAudio() }
         pinCurrentItem(current, startTime: startTime, previousEnd: gapless ? previousTime : nil)
         cancelPrerolls(except: current, into: &effects)
