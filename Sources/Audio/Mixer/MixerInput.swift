@@ -38,7 +38,6 @@ public final class MixerInput: AudioSink {
             guard !state.inputs[index].isClosed, state.inputs[index].flushGeneration == generation,
                 case .stream(var queue) = state.inputs[index].source
             else { return false }
-            if state.alignmentPasses(buffer, input: index) { return true }
             state.inputs[index].source = .stream(StreamQueue())
             queue.append(buffer)
             state.inputs[index].source = .stream(queue)

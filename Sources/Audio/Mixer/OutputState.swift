@@ -1,4 +1,3 @@
-import MediaSinks
 import MediaTime
 
 /// The mixer and clock state shared by the audio thread and the public API, guarded by one lock.
@@ -189,20 +188,6 @@ struct OutputState: Sendable {
         let dropped = queue.drop(frames: Int(min(shift, Int64(Int.max))))
         inputs[index].source = .stream(queue)
         if Int64(dropped) == shift { inputs[index].alignment = nil }
-    }
-
-    /// Whether a pending alignment of input `index` would drop all of `buffer` when the next period
-    /// is mixed: the sound is behind and `buffer` ends before the media time to be heard then.
-    /// Such a buffer is dropped on arrival, so the sound catches up as fast as its producer
-    /// decodes, not one queue's worth per period — after a seek on a busy machine the picture may
-    /// be seconds ahead of the first decoded sound, and a producer woken once a period would never
-    /// catch up with it.
-    func alignmentPasses(_ buffer: AudioBuffer, input index: Int) -> Bool {
-        guard let wanted = inputs[index].alignment, isClockRunning else { return false }
-        let rate = Int64(deviceFormat.sampleRate)
-        let heardAt = stampHostNanos + (framesWritten - heardFrameStamp) * 1_000_000_000 / rate
-        let target = wanted.mediaTime + .nanoseconds(heardAt - wanted.hostNanos)
-        return buffer.presentationTime + buffer.playDuration <= target
     }
 
     func post(_ change: AudioRouteChange) {
