@@ -166,9 +166,9 @@ struct SynchronizedScreensTests {
         // the real lag between the two streams wanders a few milliseconds either way as the server's
         // per-stream latency reports settle: measured here windows of −1.5…+3.4 ms, median
         // 0.2–1.4 ms; on a loaded 2-core CI host a window of 5.4 ms and a median of 2.1 ms. What a
-        // device with exact position reports gives (within 1 ms) is proven on the kernel's loopback
-        // card in a VM (`Image/vm-kms-test.sh sync`); what this proves is that two screens sound as
-        // one through a sound server too, far inside a frame (40 ms) and below an audible echo.
+        // device with exact position reports gives is measured on the kernel's loopback card in a
+        // VM (`Image/vm-kms-test.sh sync`: 0.1–1.2 ms, steady); what this proves is that two screens
+        // sound as one through a sound server too, far inside a frame (40 ms) and below an echo.
         let sorted = lags.map(abs).sorted()
         #expect(sorted[(sorted.count - 1) / 2] <= 3.0, "the screens' sound is typically \(sorted[(sorted.count - 1) / 2]) ms apart: \(lags)")
         for lag in lags { #expect(abs(lag) <= 8.0, "the screens' sound is \(lag) ms apart") }
