@@ -161,14 +161,14 @@ struct SynchronizedScreensTests {
         print("sound lag between the screens: \(analysis.stdout)")
         let lags = analysis.stdout.split(separator: "\n").compactMap { Double($0.split(separator: " ").last ?? "") }
         #expect(lags.count >= 5, "\(analysis.stdout)")
-        // Through PulseAudio (the clocked device this machine has) each player's own readings
-        // agree with the wall clock within about half a millisecond (its `sync-adjust` lines), but
-        // the real lag between the two streams wanders a few milliseconds either way as the server's
-        // per-stream latency reports settle: measured here windows of −1.5…+3.4 ms, median
-        // 0.2–1.4 ms; on a loaded 2-core CI host a window of 5.4 ms and a median of 2.1 ms. What a
-        // device with exact position reports gives is measured on the kernel's loopback card in a
-        // VM (`Image/vm-kms-test.sh sync`: 0.1–1.2 ms, steady); what this proves is that two screens
-        // sound as one through a sound server too, far inside a frame (40 ms) and below an echo.
+        // Through PulseAudio (the clocked device this machine has) the server's per-stream
+        // latency reports are an interpolation that wanders a few milliseconds as it settles.
+        // Each player stamps its clock from the mean of ~1.6 s of readings, which smooths most of
+        // that: measured here windows within ±1.1 ms (one reading per stamp gave −1.5…+3.4 ms, and
+        // a loaded 2-core CI host 5.4 ms). A device with exact position reports is measured on the
+        // kernel's loopback card in a VM (`Image/vm-kms-test.sh sync`: 0.04–0.38 ms, steady, bound
+        // 1 ms); what this proves is that two screens sound as one through a sound server too, far
+        // inside a frame (40 ms) and below an echo.
         let sorted = lags.map(abs).sorted()
         #expect(sorted[(sorted.count - 1) / 2] <= 3.0, "the screens' sound is typically \(sorted[(sorted.count - 1) / 2]) ms apart: \(lags)")
         for lag in lags { #expect(abs(lag) <= 8.0, "the screens' sound is \(lag) ms apart") }
