@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 out=out/benchmarks
 mkdir -p "$out"
 names=("$@")
-[ ${#names[@]} -gt 0 ] || names=(first-frame decode play-cpu audio-cpu probe composite queue-rss restart schedule-switch import inspector)
+[ ${#names[@]} -gt 0 ] || names=(first-frame seam-gap cue-error decode play-cpu audio-cpu record-cpu probe composite queue-rss restart schedule-switch import inspector sync-skew)
 rows=()
 status=0
 for name in "${names[@]}"; do

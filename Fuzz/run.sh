@@ -57,11 +57,20 @@ echo "fuzz: building the targets (Fuzz/.build, release, -sanitize=fuzzer,address
 mkdir -p .build
 build=(swift build --package-path "$fuzz" --scratch-path "$fuzz/.build" -c release
        -Xswiftc -sanitize=fuzzer,address -Xswiftc -g)
+# SwiftPM reuses its cached build plan while the manifests are unchanged, and does not notice files
+# added to the Vitrine package it depends on (seen: a new MediaSinks file missing from the plan,
+# "cannot find type in scope"). When the list of Vitrine's Swift files changed since the last
+# build, drop the plan (the compiled objects stay): it is made again from the files as they are.
+listing=$(cd .. && find Sources -name '*.swift' | LC_ALL=C sort | sha256sum | cut -d' ' -f1)
+if [ "$(cat .build/vitrine-sources.sha256 2>/dev/null)" != "$listing" ]; then
+    rm -f .build/build.db .build/release.yaml .build/*/release/description.json
+fi
 if ! "${build[@]}" >.build/build.log 2>&1; then
     grep -E 'error:' .build/build.log | head -20 >&2
     echo "fuzz: the build failed (Fuzz/.build/build.log)" >&2
     exit 2
 fi
+echo "$listing" > .build/vitrine-sources.sha256
 if grep -E "^$fuzz/Sources/.*warning:" .build/build.log; then
     echo "fuzz: the fuzz targets build with warnings (Swift 6, no warnings allowed)" >&2
     exit 2

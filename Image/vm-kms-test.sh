@@ -31,6 +31,19 @@
 #             bundle onto it). The guest's kernel mounts each read-only, nosuid, nodev, noexec, and
 #             `vitrine import` must take the bundle from both, the second replacing the first as
 #             current, each verifying against its manifest afterwards.
+#   sync      two screens' sound in step (issue: synchronised screens): two `vitrine play` processes
+#             with the same schedule (sound only: see the media below), started 1.7 s apart on
+#             headless displays, play into the two
+#             playback substreams of the kernel's loopback card (snd-aloop, whose positions are the
+#             kernel's own timer: what a real card's DMA pointer gives, which PulseAudio's
+#             interpolated reports do not); arecord captures both cables' other ends as one linked
+#             stereo stream (ALSA's multi plugin), the guest writes it to a virtio disk, and the host
+#             cross-correlates the two screens' sound (scripts/sound_lag.py): from one second after
+#             the second screen sounds, every 1 s window must lag by at most 1 ms and the lag must
+#             stay the same all along (within 0.1 ms: no drift). The loopback's position advances in
+#             4 ms steps (jiffies, HZ=250 in Debian's kernel); each player stamps its clock from the
+#             mean of its last ~1.6 s of readings, not one reading's phase within a step. Measured
+#             0.04-0.38 ms (one reading each gave 0.06-1.15 ms).
 #
 # Nothing waits a fixed time for the guest, whose speed under TCG depends on the host (a busy 2-core
 # machine draws a 1280x800 frame in seconds): the guest prints a line when its picture is up, the
@@ -107,6 +120,20 @@ if [ ! -s "$media/chirp.mp4" ]; then
         -c:a aac -b:a 192k -ar 48000 -ac 2 -shortest -bitexact "$media/chirp.mp4"
 fi
 
+# For the sync case: 10 minutes of seeded pink noise (no period, so the two screens' sound lines up
+# at one lag only) in AAC, and a schedule that plays it all the time: long enough that the test sees
+# no seam but the one it may start in. Sound only: under TCG every instruction costs ~30 times what
+# it costs on the host, and two players that also decode, resample and draw video starve each
+# other's sound (measured: it falls behind the picture within seconds and cannot catch up), which
+# would measure the emulator, not the alignment. Video with sound in step is what the host's tests
+# prove (Tests/VitrineCLITests/SynchronizedScreensTests.swift).
+if [ ! -s "$media/sync.m4a" ]; then
+    ffmpeg -hide_banner -loglevel error -nostdin -y \
+        -f lavfi -i "anoisesrc=color=pink:seed=7:amplitude=0.3:sample_rate=48000:duration=600" \
+        -c:a aac -b:a 96k -ac 2 -bitexact "$media/sync.m4a"
+fi
+printf 'version = 1\ntimezone = "UTC"\nfallback = "wall"\n[[playlists.wall.items]]\nvideo = "/media/sync.m4a"\n' > "$media/wall.toml"
+
 # For the usb case: an operator key pair, a signed bundle (the still clip and a schedule), and the
 # two stick images.
 usb=$cache/usb
@@ -131,7 +158,7 @@ fi
 
 # --- The initramfs: busybox, vitrine, the shared libraries it and Mesa load, the GPU modules.
 initramfs=$cache/initramfs.cpio
-stamp=$(cat "$binary" "$0" "$usb/keys/operator.pub" 2>/dev/null | sha256sum | cut -c1-16)
+stamp=$(cat "$binary" "$0" "$usb/keys/operator.pub" "$(command -v arecord || echo /dev/null)" 2>/dev/null | sha256sum | cut -c1-16)
 if [ ! -s "$initramfs" ] || [ "$(cat "$cache/initramfs.stamp" 2>/dev/null)" != "$stamp" ]; then
     say "assembling the initramfs"
     staging=$cache/initramfs-root
@@ -141,7 +168,7 @@ if [ ! -s "$initramfs" ] || [ "$(cat "$cache/initramfs.stamp" 2>/dev/null)" != "
     ln -s usr/lib64 "$staging/lib64"
     cp "$(command -v busybox)" "$staging/bin/busybox"
     cp "$binary" "$staging/bin/vitrine"
-    cp "$media/still.mp4" "$media/chirp.mp4" "$staging/media/"
+    cp "$media/still.mp4" "$media/chirp.mp4" "$media/sync.m4a" "$media/wall.toml" "$staging/media/"
     multiarch=/usr/lib/x86_64-linux-gnu
     copy_file() {  # copy_file HOST_PATH: into the same place under usr/ (merged /usr)
         local source=$1 target
@@ -157,6 +184,8 @@ if [ ! -s "$initramfs" ] || [ "$(cat "$cache/initramfs.stamp" 2>/dev/null)" != "
     }
     copy_with_libraries "$binary"
     copy_with_libraries "$multiarch/libEGL_mesa.so.0"
+    # The sync case's capture (alsa-utils; without it that case is skipped).
+    if command -v arecord >/dev/null; then copy_with_libraries "$(command -v arecord)"; cp "$staging/usr/bin/arecord" "$staging/bin/arecord" 2>/dev/null || true; fi
     copy_with_libraries "$multiarch/libGLESv2.so.2"
     copy_with_libraries "$multiarch/dri/kms_swrast_dri.so"
     ln -sf kms_swrast_dri.so "$staging/usr/lib/x86_64-linux-gnu/dri/swrast_dri.so"
@@ -168,7 +197,8 @@ if [ ! -s "$initramfs" ] || [ "$(cat "$cache/initramfs.stamp" 2>/dev/null)" != "
     modules=$kernel_dir/root/lib/modules/$kernel_version
     # ... and for the emulated Intel HDA sound card (the audio case).
     # ... and for USB sticks with FAT32 and exFAT (the usb case).
-    for module in virtio_pci virtio-gpu snd-hda-codec-generic snd-hda-intel \
+    # ... and the loopback sound card and a virtio disk to hand the capture out (the sync case).
+    for module in virtio_pci virtio-gpu snd-hda-codec-generic snd-hda-intel snd-aloop virtio_blk \
         xhci-pci usb-storage sd_mod vfat exfat nls_cp437 nls_utf8 nls_iso8859-1 nls_ascii; do
         path=$(grep -E "/$module\.ko(\.xz)?:" "$modules/modules.dep" || true)
         [ -n "$path" ] || continue  # built into this kernel
@@ -293,6 +323,47 @@ for stick in fat exfat; do
     echo "VITRINE-VERIFY $stick rc=$?"
 done
 USB
+    # Two screens into the loopback card's two cables; their other ends captured as one linked
+    # stream (left: the first screen, right: the second); the capture handed to the host on vda.
+    cat > "$staging/cases/sync.sh" <<'SYNC'
+modprobe snd-aloop index=0 pcm_substreams=2
+modprobe virtio_blk
+i=0
+while { [ ! -e /dev/snd/pcmC0D1c ] || [ ! -e /dev/vda ]; } && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+cat /proc/asound/cards
+cat > /root/.asoundrc <<'ASOUND'
+pcm.screens {
+    type multi
+    slaves.a { pcm "hw:Loopback,1,0" channels 2 }
+    slaves.b { pcm "hw:Loopback,1,1" channels 2 }
+    bindings.0 { slave a channel 0 }
+    bindings.1 { slave b channel 0 }
+}
+ASOUND
+arecord -q -D screens -f S16_LE -r 48000 -c 2 -t raw -d 60 /tmp/screens.raw 2>/tmp/arecord.err &
+recorder=$!
+i=0
+while ! grep -q RUNNING /proc/asound/card0/pcm1c/sub0/status 2>/dev/null && [ $i -lt 300 ]; do sleep 0.1; i=$((i + 1)); done
+grep -H state /proc/asound/card0/pcm1c/sub*/status
+vitrine play /media/wall.toml --display headless --mode 160x120@25 --audio-device hw:Loopback,0,0 --duration 30 \
+    --presentation-log /tmp/left.jsonl > /tmp/left.err 2>&1 &
+left=$!
+sleep 1.7
+vitrine play /media/wall.toml --display headless --mode 160x120@25 --audio-device hw:Loopback,0,1 --duration 28.3 \
+    --presentation-log /tmp/right.jsonl > /tmp/right.err 2>&1 &
+right=$!
+wait $left; echo "VITRINE-SCREEN left rc=$?"
+wait $right; echo "VITRINE-SCREEN right rc=$?"
+kill -INT $recorder; wait $recorder
+cat /tmp/arecord.err
+for screen in left right; do
+    echo "VITRINE-LOG $screen: $(grep -c '"audio-joined"' /tmp/$screen.jsonl) audio-joined, $(grep -c '"sync-seek"' /tmp/$screen.jsonl) sync-seek"
+    grep -E '"(sync-seek|audio-joined)"' /tmp/$screen.jsonl | cut -c1-300
+    grep -vE "MESA-LOADER" /tmp/$screen.err | tail -5
+done
+echo "VITRINE-CAPTURE bytes=$(wc -c < /tmp/screens.raw)"
+dd if=/tmp/screens.raw of=/dev/vda bs=1M conv=fsync 2>/dev/null
+SYNC
     (cd "$staging" && find . | cpio -o -H newc --quiet) > "$initramfs.tmp"
     mv "$initramfs.tmp" "$initramfs"
     echo "$stamp" > "$cache/initramfs.stamp"
@@ -323,10 +394,13 @@ wait_for() {  # wait_for PATTERN: until the serial log has it, QEMU exits, or th
         sleep 0.2
     done
 }
+# 3 GiB: the guest's root filesystem is the unpacked initramfs (~640 MB: vitrine, Mesa with
+# LLVM, FFmpeg) in a RAM-backed tmpfs of half the memory, and the usb case imports into it
+# keeping 64 MB free (2 GiB left it a few MB short once the sync case's media joined).
 boot() {  # boot CASE [QEMU ARGS...]
     local name=$1; shift
     rm -f "$work"/serial.log "$work"/monitor.sock "$work"/control.sock "$work"/*.ppm "$work"/*.wav
-    qemu-system-x86_64 -nodefaults -machine q35,accel=tcg -cpu max -smp 1 -m 2048 \
+    qemu-system-x86_64 -nodefaults -machine q35,accel=tcg -cpu max -smp "${vm_cpus:-1}" -m 3072 \
         -kernel "$kernel_dir/vmlinux" -initrd "$initramfs" \
         -append "console=ttyS0 rdinit=/init quiet loglevel=3 vitrine_case=$name" \
         -device virtio-vga -display none -serial "file:$work/serial.log" \
@@ -489,6 +563,14 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
         boot "$name" -device qemu-xhci,id=xhci \
             -drive if=none,id=fat,file="$work/fat32.img",format=raw -device usb-storage,bus=xhci.0,drive=fat \
             -drive if=none,id=exfat,file="$work/exfat.img",format=raw -device usb-storage,bus=xhci.0,drive=exfat
+    elif [ "$name" = sync ]; then
+        if ! command -v arecord >/dev/null; then
+            say "sync: SKIPPED: arecord is missing (alsa-utils; scripts/setup.sh installs it)"
+            return 77
+        fi
+        rm -f "$work/capture.img"; truncate -s 64M "$work/capture.img"
+        # Two players at once: two emulated CPUs (one host thread each).
+        vm_cpus=2 boot "$name" -drive if=virtio,file="$work/capture.img",format=raw
     elif [ "$name" = audio ]; then
         # Intel HDA with QEMU's generic output codec; mixer=off, or the guest starts it muted.
         boot "$name" -audiodev "wav,id=snd0,path=$work/out.wav,out.frequency=48000,out.channels=2,out.format=s16" \
@@ -547,6 +629,37 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
         ffmpeg -hide_banner -loglevel error -nostdin -y -i "$media/chirp.mp4" -vn -f s16le -ar 48000 -ac 2 "$work/expected.s16"
         compare_audio "$work/out.wav" "$work/expected.s16" || status=1
         ;;
+    sync)
+        wait_for "VITRINE-END" || { say "sync: the guest never finished"; status=1; }
+        grep -E "VITRINE-(SCREEN|LOG)" "$work/serial.log" | sed 's/^/    /' >&2
+        for screen in left right; do
+            grep -q "VITRINE-SCREEN $screen rc=0" "$work/serial.log" || { say "sync: the $screen screen failed"; status=1; }
+        done
+        bytes=$(sed -n 's/.*VITRINE-CAPTURE bytes=\([0-9]*\).*/\1/p' "$work/serial.log" | head -1)
+        if [ -z "$bytes" ] || [ "$bytes" -lt $((48000 * 4 * 10)) ]; then
+            say "sync: no capture (${bytes:-0} bytes)"; status=1
+        else
+            finish
+            head -c "$bytes" "$work/capture.img" > "$work/screens.raw"
+            if lags=$(python3 scripts/sound_lag.py "$work/screens.raw" 1); then
+                say "sync: lag between the two screens' sound, per 1 s window (ms):"
+                sed 's/^/    /' <<<"$lags" >&2
+                python3 - "$lags" <<'PY' || status=1
+import statistics, sys
+lags = [float(line.split()[-1]) for line in sys.argv[1].splitlines() if line.strip()]
+if len(lags) < 5:
+    sys.exit(f"sync: only {len(lags)} windows to compare")
+worst = max(abs(lag) for lag in lags)
+spread = max(lags) - min(lags)
+print(f"sync: {len(lags)} windows, median {statistics.median(abs(lag) for lag in lags):.3f} ms, worst {worst:.3f} ms "
+      f"(at most 1), spread {spread:.3f} ms (at most 0.1)", file=sys.stderr)
+sys.exit(0 if worst <= 1.0 and spread <= 0.1 else 1)
+PY
+            else
+                say "sync: the capture could not be analysed"; status=1
+            fi
+        fi
+        ;;
     usb)
         wait_for "VITRINE-VERIFY exfat" || { say "usb: the guest never finished the imports"; status=1; }
         grep -q "VITRINE-STICKS fat=/dev/sd[ab] exfat=/dev/sd[ab]" "$work/serial.log" || { say "usb: the sticks were not both mounted"; status=1; }
@@ -582,7 +695,7 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
 }
 
 cases=("$@")
-[ ${#cases[@]} -gt 0 ] || cases=(pattern rotated flips legacy master badmode play audio usb)
+[ ${#cases[@]} -gt 0 ] || cases=(pattern rotated flips legacy master badmode play audio usb sync)
 failed=0
 for name in "${cases[@]}"; do
     set +e; run_case "$name"; status=$?; set -e

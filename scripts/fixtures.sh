@@ -66,6 +66,11 @@ for spec in "red:queue1" "green:queue2" "blue:queue3"; do
 done
 # A still image for overlays and image items.
 make_once logo.png ff -f lavfi -i "testsrc2=size=200x100:rate=1" -frames:v 1 "$out/logo.png"
+# Synchronised screens: 70 s at 25 fps with seeded pink noise (no period, so two captures line
+# up at one lag only), long enough for a clock step to be eased out within one item.
+make_once sync.mp4 ff -f lavfi -i testsrc2=size=320x240:rate=25:duration=70 \
+    -f lavfi -i "anoisesrc=color=pink:seed=7:amplitude=0.3:sample_rate=48000:duration=70" \
+    "${x264[@]}" -g 25 -c:a aac -b:a 128k -ac 2 "$out/sync.mp4"
 
 # The accelerated soak's media (Tests/ShowRunnerTests/AcceleratedSoakTests.swift): a day of
 # programme decodes in a minute or two. Tiny (160x90), 2 fps, a keyframe every second; the top

@@ -16,6 +16,8 @@ packages=(
     # Tests: reference tools and devices.
     ffmpeg python3 python3-pip
     pulseaudio pulseaudio-utils
+    # The VM sync test's capture of the loopback card (arecord).
+    alsa-utils
     # Signing and checking schedule bundles as operators do.
     minisign
     # The inspector's tests: an HTTP client, certificates, the Prometheus linter.
@@ -33,8 +35,8 @@ packages=(
     # The appliance image (Image/build.sh) and its boot test: Debian's bootstrapper, the read-only
     # root's and the partition table's tools, UEFI firmware for QEMU.
     mmdebstrap erofs-utils fdisk bmap-tools ovmf
-    # Benchmarks (gnuplot draws the soak's plot).
-    mpv hyperfine time gnuplot-nox
+    # Benchmarks (gnuplot draws the soak's plot; ffplay comes with ffmpeg; perf profiles decoding).
+    mpv hyperfine time gnuplot-nox linux-perf
 )
 
 sudo_if_needed() {

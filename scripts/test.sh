@@ -17,7 +17,7 @@ fi
 bash scripts/fixtures.sh
 # One test at a time: the suites drive real-time devices (ALSA, PulseAudio, EGL render threads)
 # and count the process's threads; on 2 cores, running them side by side measures the
-# scheduler, not Vitrine. The whole suite still takes under two minutes.
+# scheduler, not Vitrine. The whole suite takes about nine minutes on 2 cores.
 swift test --skip-build --no-parallel
 
 # Coverage-guided fuzzing (Fuzz/, docs/fuzzing.md): every input that ever failed, once, then

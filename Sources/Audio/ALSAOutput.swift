@@ -198,14 +198,12 @@ public final class ALSAOutput: Sendable {
         }
         shared.broadcast()
         running.join()
-        let observers = shared.withLock { state in
+        let routes = shared.withLock { state in
             state.isStopped = true
-            defer { state.routeObservers.removeAll() }
-            return Array(state.routeObservers.values)
+            return state.routeStreams
         }
         shared.broadcast()
-        // Outside the lock: finishing runs the stream's termination handler, which takes it.
-        for continuation in observers { continuation.finish() }
+        routes.finish()
     }
 
     /// A new mixer input: an ``AudioSink`` in ``format`` that stays open across items.
@@ -280,6 +278,28 @@ public final class ALSAOutput: Sendable {
         shared.withLock { $0.meter.peakPower.indices.contains(channel) ? $0.meter.peakPower[channel] : LevelMeter.floor }
     }
 
+    // MARK: Silence
+
+    /// Whether every mixed period is checked for sound, so ``heardSilenceStart()`` can tell since
+    /// when the speaker has been silent. Turning it on counts everything mixed so far as sound.
+    var tracksSilence: Bool {
+        get { shared.withLock { $0.tracksSilence } }
+        set {
+            shared.withLock { state in
+                if newValue, !state.tracksSilence { state.audibleEndFrame = state.framesWritten + Int64(state.deviceFormat.periodFrames) }
+                state.tracksSilence = newValue
+            }
+        }
+    }
+
+    /// The host time (`MonotonicClock`) since which nothing audible has come out of the speaker —
+    /// the gaps between items, silent passages, an empty mix — or `nil` while sound is coming out.
+    /// Needs ``tracksSilence``.
+    func heardSilenceStart() -> MediaTime? {
+        let now = MonotonicClock.nanosecondsNow()
+        return shared.withLock { $0.silenceStart(atHostNanos: now) }.map(MediaTime.nanoseconds)
+    }
+
     // MARK: Clock and routes
 
     /// The device clock: frames heard so far as a time, advancing in real time while the
@@ -292,20 +312,5 @@ public final class ALSAOutput: Sendable {
     }
 
     /// Route changes from now on, until the output stops.
-    public var routeChanges: AsyncStream<AudioRouteChange> {
-        let (stream, continuation) = AsyncStream<AudioRouteChange>.makeStream(bufferingPolicy: .bufferingNewest(32))
-        let id = shared.withLock { state -> Int? in
-            guard !state.isStopped else { return nil }
-            state.nextObserverID += 1
-            state.routeObservers[state.nextObserverID] = continuation
-            return state.nextObserverID
-        }
-        guard let id else {
-            continuation.finish()
-            return stream
-        }
-        let shared = self.shared
-        continuation.onTermination = { _ in shared.withLock { _ = $0.routeObservers.removeValue(forKey: id) } }
-        return stream
-    }
+    public var routeChanges: AsyncStream<AudioRouteChange> { shared.withLock { $0.routeStreams }.makeStream() }
 }

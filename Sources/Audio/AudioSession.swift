@@ -1,13 +1,16 @@
 import Synchronization
 import Threading
 
-/// AVAudioSession's role on the appliance: what each player is, and what happens to the
-/// music when an announcement plays.
+/// AVAudioSession's role on the appliance: what each player and recorder is, and what happens to
+/// the music (and the recordings) when an announcement plays.
 ///
 /// While an announcement plays, players in ``Category/backgroundMusic`` (and the
 /// soundtrack inputs registered with ``duck(_:)``) either duck to ``duckLevel`` with the
-/// mixer's ramp or pause; when the last announcement ends they are restored. Each change
-/// is posted on ``interruptions``.
+/// mixer's ramp or pause; when the last announcement ends they are restored. Recorders registered
+/// with ``register(_:)-(AudioRecorder)`` hear of it on their ``AudioRecorder/events``; one in
+/// ``Category/record`` pauses for it (so the screen's own announcement is not recorded) and resumes
+/// after it, one in ``Category/playAndRecord`` records through it. Each change is posted on
+/// ``interruptions``.
 public final class AudioSession: Sendable {
     /// What a source is.
     public enum Category: Sendable, Hashable {
@@ -17,6 +20,10 @@ public final class AudioSession: Sendable {
         case backgroundMusic
         /// Spoken messages and chimes that interrupt the music.
         case announcement
+        /// A recorder that listens while nothing of its own plays: paused during interruptions.
+        case record
+        /// A recorder that keeps recording while the session plays (announcements included).
+        case playAndRecord
     }
 
     /// What announcements do to the music.
@@ -43,11 +50,12 @@ public final class AudioSession: Sendable {
     private struct State {
         var music: [AudioPlayer] = []
         var soundtracks: [MixerInput] = []
+        var recorders: [AudioRecorder] = []
         var activeAnnouncements = 0
-        var observers: [Int: AsyncStream<Interruption>.Continuation] = [:]
-        var nextObserver = 0
     }
     private let state = LockedValue(State())
+    /// The subscribers of ``interruptions``.
+    private let interruptionStreams = EventStreams<Interruption>(buffering: 16)
 
     public init(policy: InterruptionPolicy = .duck, duckLevel: Float = 0.2, resumesAfterInterruption: Bool = true) {
         self.policy = policy
@@ -60,6 +68,11 @@ public final class AudioSession: Sendable {
         guard player.category == .backgroundMusic else { return }
         state.withLock { $0.music.append(player) }
         if policy == .duck { player.setDuckedLevel(duckLevel) }
+    }
+
+    /// Tells a recorder of the session's interruptions (it pauses for them in ``Category/record``).
+    public func register(_ recorder: AudioRecorder) {
+        state.withLock { $0.recorders.append(recorder) }
     }
 
     /// Ducks a soundtrack input too during announcements.
@@ -95,39 +108,33 @@ public final class AudioSession: Sendable {
     }
 
     private func begin() {
-        let (first, music, observers) = state.withLock { state in
+        let (first, music, recorders) = state.withLock { state in
             state.activeAnnouncements += 1
-            return (state.activeAnnouncements == 1, state.music, Array(state.observers.values))
+            return (state.activeAnnouncements == 1, state.music, state.recorders)
         }
         guard first else { return }
         if policy == .pause {
             for player in music { player.setInterrupted(true) }
         }
-        for observer in observers { observer.yield(.began) }
+        for recorder in recorders { recorder.interruptionBegan() }
+        interruptionStreams.yield(.began)
     }
 
     private func end() {
-        let (last, music, observers) = state.withLock { state in
+        let (last, music, recorders) = state.withLock { state in
             state.activeAnnouncements = max(0, state.activeAnnouncements - 1)
-            return (state.activeAnnouncements == 0, state.music, Array(state.observers.values))
+            return (state.activeAnnouncements == 0, state.music, state.recorders)
         }
         guard last else { return }
         let resume = policy == .duck || resumesAfterInterruption
         if policy == .pause, resume {
             for player in music { player.setInterrupted(false) }
         }
-        for observer in observers { observer.yield(.ended(shouldResume: resume)) }
+        // A paused recording resumes with the music's rule: what the session would resume, it does.
+        for recorder in recorders { recorder.interruptionEnded(shouldResume: resumesAfterInterruption) }
+        interruptionStreams.yield(.ended(shouldResume: resume))
     }
 
     /// Interruption events from now on.
-    public var interruptions: AsyncStream<Interruption> {
-        let (stream, continuation) = AsyncStream<Interruption>.makeStream(bufferingPolicy: .bufferingNewest(16))
-        let id = state.withLock { state in
-            state.nextObserver += 1
-            state.observers[state.nextObserver] = continuation
-            return state.nextObserver
-        }
-        continuation.onTermination = { [weak self] _ in self?.state.withLock { _ = $0.observers.removeValue(forKey: id) } }
-        return stream
-    }
+    public var interruptions: AsyncStream<Interruption> { interruptionStreams.makeStream() }
 }

@@ -7,8 +7,8 @@ import Glibc
 import Musl
 #endif
 
-/// The loop of the thread that owns the PCM: mix a period, convert, write, stamp the clock;
-/// on device failure, run the same loop silently on the host clock and try to reopen.
+/// The loop of the thread that owns the PCM: mix a period, convert, write, stamp the clock from
+/// the device's position readings (smoothed by ``DevicePositionFilter``); on device failure, run the same loop silently on the host clock and try to reopen.
 struct AudioThread {
     let shared: ConditionLock<OutputState, StateChanged>
     let configuration: ALSAOutput.Configuration
@@ -34,6 +34,7 @@ struct AudioThread {
         var paceBaseNanos: Int64?
         var paceFrames: Int64 = 0
         var lastReopenNanos: Int64 = 0
+        var position = DevicePositionFilter(sampleRate: Int(rate), periodFrames: format.periodFrames)
         let refillFrames = configuration.inputQueueFrames / 2
 
         while true {
@@ -88,6 +89,12 @@ struct AudioThread {
             }
             let now = MonotonicClock.nanosecondsNow()
             let running = isClocked ? (device?.isRunning ?? false) : true
+            if isClocked, running, recovered == 0 {
+                // Never past what the device has been given.
+                heardFrame = min(position.smoothed(frame: heardFrame, atHostNanos: now), mixed.firstFrame + Int64(frames))
+            } else {
+                position.reset()
+            }
             let wakesProducers = shared.withLock { state in
                 state.framesWritten = mixed.firstFrame + Int64(frames)
                 state.heardFrameStamp = max(0, heardFrame)
@@ -106,6 +113,7 @@ struct AudioThread {
                 if let reopened = reopen() {
                     device = reopened
                     format = reopened.format
+                    position = DevicePositionFilter(sampleRate: Int(rate), periodFrames: format.periodFrames)
                     mix = [Float](repeating: 0, count: format.periodFrames * channels)
                     scratch = mix
                     bytes = [UInt8](repeating: 0, count: format.periodFrames * channels * 4)

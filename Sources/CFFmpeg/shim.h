@@ -97,5 +97,9 @@ static inline int vitrine_averror_etimedout(void) { return AVERROR(ETIMEDOUT); }
 static inline int vitrine_averror_enomem(void) { return AVERROR(ENOMEM); }
 static inline int vitrine_averror_stream_not_found(void) { return AVERROR_STREAM_NOT_FOUND; }
 static inline int vitrine_av_pkt_flag_corrupt(void) { return AV_PKT_FLAG_CORRUPT; }
+static inline int vitrine_av_codec_flag_global_header(void) { return AV_CODEC_FLAG_GLOBAL_HEADER; }
+static inline int vitrine_av_codec_cap_small_last_frame(void) { return AV_CODEC_CAP_SMALL_LAST_FRAME; }
+static inline int vitrine_avfmt_globalheader(void) { return AVFMT_GLOBALHEADER; }
+static inline int vitrine_avio_flag_write(void) { return AVIO_FLAG_WRITE; }
 
 #endif

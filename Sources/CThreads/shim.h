@@ -21,12 +21,15 @@ static inline int vitrine_current_thread_name(char *name, size_t length) {
 #include <sys/syscall.h>
 #include <unistd.h>
 
-/// Makes the calling thread (only it: Linux keeps a nice value per thread) `increment` nicer than
-/// it is. Returns 0 or -1 (errno set).
-static inline int vitrine_renice_current_thread(int increment) {
+#include <sched.h>
+#ifndef SCHED_IDLE
+#define SCHED_IDLE 5 /* <sched.h> defines it only under _GNU_SOURCE */
+#endif
+
+/// Moves the calling thread to SCHED_IDLE: it runs only on CPU time no normal thread wants (no
+/// privilege needed). Returns 0 or -1 (errno set).
+static inline int vitrine_idle_current_thread(void) {
     pid_t tid = (pid_t)syscall(SYS_gettid);
-    errno = 0;
-    int current = getpriority(PRIO_PROCESS, (id_t)tid);
-    if (current == -1 && errno != 0) return -1;
-    return setpriority(PRIO_PROCESS, (id_t)tid, current + increment);
+    struct sched_param parameter = { .sched_priority = 0 };
+    return sched_setscheduler(tid, SCHED_IDLE, &parameter);
 }

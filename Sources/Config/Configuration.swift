@@ -100,13 +100,17 @@ public struct Configuration: Sendable, Hashable {
         /// 0, 90, 180 or 270 degrees clockwise.
         public var rotation: Int?
         public var gravity: VideoGravity?
+        /// This screen's part of a video wall (`wall` or `crop`), over what the schedule says.
+        public var wall: WallTile?
 
-        public init(kind: String? = nil, connector: String? = nil, mode: String? = nil, rotation: Int? = nil, gravity: VideoGravity? = nil) {
+        public init(kind: String? = nil, connector: String? = nil, mode: String? = nil, rotation: Int? = nil, gravity: VideoGravity? = nil,
+                    wall: WallTile? = nil) {
             self.kind = kind
             self.connector = connector
             self.mode = mode
             self.rotation = rotation
             self.gravity = gravity
+            self.wall = wall
         }
     }
 
@@ -116,12 +120,53 @@ public struct Configuration: Sendable, Hashable {
         public var enabled: Bool = true
         /// The ALSA PCM (`default`, `hdmi:CARD=PCH,DEV=0`, `hw:0,3`).
         public var device: String?
-        /// The master volume, 0...1.
+        /// The master volume, 0...1 (with ``ambient``, the volume until the room is first measured).
         public var volume: Double?
+        /// `[audio.ambient]`: the volume follows the room, measured with a microphone.
+        public var ambient: Ambient?
 
-        public init(enabled: Bool = true, device: String? = nil, volume: Double? = nil) {
+        public init(enabled: Bool = true, device: String? = nil, volume: Double? = nil, ambient: Ambient? = nil) {
             self.enabled = enabled
             self.device = device
+            self.volume = volume
+            self.ambient = ambient
+        }
+    }
+
+    /// `[audio.ambient]`: louder when the room is loud, softer when it is quiet and in the quiet
+    /// hours (docs/audio.md says how the room is measured while the screen itself plays).
+    public struct Ambient: Sendable, Hashable {
+        /// The ALSA capture PCM of the microphone (`plughw:CARD=Mic,DEV=0`, `default`).
+        public var device: String
+        /// Room levels in dBFS (RMS at the microphone) for the quiet and the loud end.
+        public var levelRange: ClosedRange<Double> = -60 ... -30
+        /// The master volume, 0...1, at the quiet and the loud end.
+        public var volumeRange: ClosedRange<Double> = 0.3 ... 1
+        /// How far the volume may move in a second (0...1 scale).
+        public var maximumChangePerSecond: Double = 0.05
+        /// The room level's averaging time constant, in seconds.
+        public var timeConstant: Double = 30
+        /// The hours with a volume cap, if any.
+        public var quietHours: QuietHours?
+        /// The IANA time zone the quiet hours are in; `nil`: the schedule's (UTC for plain files).
+        public var timeZone: String?
+
+        public init(device: String) {
+            self.device = device
+        }
+    }
+
+    /// `quiet_hours = { start = "22:00", end = "07:00", volume = 0.2 }`.
+    public struct QuietHours: Sendable, Hashable {
+        /// Seconds after local midnight.
+        public var start: Int
+        public var end: Int
+        /// The highest master volume during them.
+        public var volume: Double
+
+        public init(start: Int, end: Int, volume: Double) {
+            self.start = start
+            self.end = end
             self.volume = volume
         }
     }

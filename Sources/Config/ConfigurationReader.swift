@@ -16,8 +16,10 @@ public enum ConfigurationReader {
     static let topKeys = ["schedule", "state_directory", "presentation_log", "display", "audio", "import", "inspector"]
     static let inspectorKeys = ["listen", "token_file", "tls_certificate", "tls_key", "allow_plain_http"]
     static let importKeys = ["directory", "trusted_keys", "accept_unsigned", "keep_free_mb", "setup_hint"]
-    static let displayKeys = ["kind", "connector", "mode", "rotation", "gravity"]
-    static let audioKeys = ["enabled", "device", "volume"]
+    static let displayKeys = ["kind", "connector", "mode", "rotation", "gravity", "wall", "crop"]
+    static let audioKeys = ["enabled", "device", "volume", "ambient"]
+    static let ambientKeys = ["device", "level_range", "volume_range", "max_change_per_second", "time_constant", "quiet_hours", "timezone"]
+    static let quietHoursKeys = ["start", "end", "volume"]
 
     /// Reads the file at `path`.
     public static func read(path: String) -> Result {
@@ -88,6 +90,13 @@ public enum ConfigurationReader {
                     }
                 }
                 if let node = display["gravity"], let gravity = log.gravity(node) { configuration.display.gravity = gravity }
+                if let wall = display["wall"], let crop = display["crop"] {
+                    log.error(.invalidValue, crop.location, "give [display] wall or crop, not both (wall at line \(wall.location.line))")
+                } else if let node = display["wall"] {
+                    configuration.display.wall = log.wallTile(node)
+                } else if let node = display["crop"] {
+                    configuration.display.wall = log.wallCrop(node)
+                }
             }
             if let node = table["audio"], let audio = log.table(node, "audio") {
                 log.checkKeys(audio, ConfigurationReader.audioKeys, context: "[audio]")
@@ -96,6 +105,12 @@ public enum ConfigurationReader {
                 if let node = audio["volume"], let volume = log.number(node, "volume") {
                     if (0...1).contains(volume) { configuration.audio.volume = volume } else {
                         log.error(.outOfRange, node.location, "volume must be between 0 and 1, not \(volume)")
+                    }
+                }
+                if let node = audio["ambient"], let ambient = log.table(node, "ambient") {
+                    configuration.audio.ambient = decodeAmbient(ambient, at: node)
+                    if configuration.audio.ambient != nil, !configuration.audio.enabled {
+                        log.warning(.invalidValue, node.location, "[audio.ambient] has no effect: the sound is off (enabled = false)")
                     }
                 }
             }
@@ -140,6 +155,118 @@ public enum ConfigurationReader {
                 }
             }
             return configuration
+        }
+
+        /// `[audio.ambient]`; `nil` (with errors logged) when its device is missing.
+        mutating func decodeAmbient(_ table: DocumentTable, at node: DocumentNode) -> Configuration.Ambient? {
+            log.checkKeys(table, ConfigurationReader.ambientKeys, context: "[audio.ambient]")
+            var device: String?
+            if let node = table["device"], let text = log.string(node, "device") {
+                if text.isEmpty { log.error(.invalidValue, node.location, "device must name an ALSA capture PCM, e.g. \"plughw:CARD=Mic,DEV=0\"") } else {
+                    device = text
+                }
+            } else if table["device"] == nil {
+                log.error(.missingKey, node.location, "[audio.ambient] needs device: the ALSA capture PCM of the microphone")
+            }
+            var ambient = Configuration.Ambient(device: device ?? "")
+            if let node = table["level_range"], let range = numberPair(node, "level_range") {
+                if range.0 < range.1, range.0 >= -160, range.1 <= 0 { ambient.levelRange = range.0...range.1 } else {
+                    log.error(.outOfRange, node.location,
+                              "level_range must be two levels in dBFS, quiet before loud, within -160...0 (e.g. [-60, -30]), not [\(range.0), \(range.1)]")
+                }
+            }
+            if let node = table["volume_range"], let range = numberPair(node, "volume_range") {
+                if range.0 <= range.1, range.0 >= 0, range.1 <= 1 { ambient.volumeRange = range.0...range.1 } else {
+                    log.error(.outOfRange, node.location,
+                              "volume_range must be two volumes within 0...1, the quiet room's first (e.g. [0.3, 1.0]), not [\(range.0), \(range.1)]")
+                }
+            }
+            if let node = table["max_change_per_second"], let rate = log.number(node, "max_change_per_second") {
+                if rate > 0, rate <= 1 { ambient.maximumChangePerSecond = rate } else {
+                    log.error(.outOfRange, node.location, "max_change_per_second must be above 0 and at most 1, not \(rate)")
+                }
+            }
+            if let node = table["time_constant"], let seconds = durationSeconds(node, "time_constant") {
+                if seconds >= 0.1, seconds <= 3_600 { ambient.timeConstant = seconds } else {
+                    log.error(.outOfRange, node.location, "time_constant must be between 0.1 s and 1 h, not \(seconds) s")
+                }
+            }
+            if let node = table["quiet_hours"], let quiet = log.table(node, "quiet_hours") {
+                log.checkKeys(quiet, ConfigurationReader.quietHoursKeys, context: "quiet_hours")
+                var times: [String: Int] = [:]
+                for key in ["start", "end"] {
+                    guard let timeNode = quiet[key] else {
+                        log.error(.missingKey, node.location, "quiet_hours needs \(key), a time of day such as \"22:00\"")
+                        continue
+                    }
+                    times[key] = timeOfDay(timeNode, key)
+                }
+                let start = times["start"], end = times["end"]
+                var volume: Double?
+                if let volumeNode = quiet["volume"] {
+                    if let value = log.number(volumeNode, "volume") {
+                        if (0...1).contains(value) { volume = value } else {
+                            log.error(.outOfRange, volumeNode.location, "the quiet hours' volume must be between 0 and 1, not \(value)")
+                        }
+                    }
+                } else {
+                    log.error(.missingKey, node.location, "quiet_hours needs volume: the highest volume during them, 0...1")
+                }
+                if let start, let end, start == end {
+                    log.error(.invalidValue, node.location, "quiet_hours starts and ends at the same time: give two different times")
+                } else if let start, let end, let volume {
+                    ambient.quietHours = Configuration.QuietHours(start: start, end: end, volume: volume)
+                }
+            }
+            if let node = table["timezone"], let name = log.string(node, "timezone") {
+                do {
+                    _ = try ZoneInfo(identifier: name)
+                    ambient.timeZone = name
+                } catch {
+                    log.error(.unknownTimeZone, node.location, "timezone \"\(name)\": \(error)")
+                }
+            }
+            return device == nil ? nil : ambient
+        }
+
+        /// `[low, high]`: an array of two numbers.
+        mutating func numberPair(_ node: DocumentNode, _ key: String) -> (Double, Double)? {
+            guard let values = log.array(node, key) else { return nil }
+            guard values.count == 2 else {
+                log.error(.invalidValue, node.location, "\(key) must be two numbers [low, high], not \(values.count)")
+                return nil
+            }
+            guard let low = log.number(values[0], key), let high = log.number(values[1], key) else { return nil }
+            return (low, high)
+        }
+
+        /// A duration in seconds: a number, or a string such as "30s", "2m", "00:00:30".
+        mutating func durationSeconds(_ node: DocumentNode, _ key: String) -> Double? {
+            switch node.value {
+            case .integer, .float:
+                return log.number(node, key)
+            case .string(let text):
+                if let duration = TimeSyntax.duration(text) { return duration.seconds }
+                log.error(.malformedDuration, node.location, "\(key) \"\(text)\" is not a duration such as \"30s\", \"2m\" or \"00:00:30\"")
+                return nil
+            default:
+                log.wrongType(node, key, "a duration such as \"30s\" or a number of seconds")
+                return nil
+            }
+        }
+
+        /// A time of day as seconds after midnight: a TOML local time (`22:00:00`) or a string ("22:00").
+        mutating func timeOfDay(_ node: DocumentNode, _ key: String) -> Int? {
+            switch node.value {
+            case .time(let time): return time.secondsIntoDay
+            case .string(let text):
+                if let time = LocalTime(parsing: text), time.secondsIntoDay < 86_400 { return time.secondsIntoDay }
+                log.error(.malformedTimeOfDay, node.location, "\(key) \"\(text)\" is not a time of day HH:MM or HH:MM:SS (00:00...23:59)")
+                return nil
+            default:
+                log.wrongType(node, key, "a time of day such as \"22:00\"")
+                return nil
+            }
         }
 
         /// The absolute path at `key`, if given (a relative one is an error).

@@ -4,25 +4,37 @@ import MediaAsset
 import MediaTime
 import MediaSinks
 
-/// Draws one screen: the video layer (gravity, the track's rotation, colour conversion), the subtitle,
-/// and the overlays by z-order with their opacity and fades, all turned by the output rotation.
+/// Draws one screen: the video layers (each with its gravity, the track's rotation, colour conversion,
+/// opacity and subtitle, inside its rectangle) and the overlays with their opacity and fades, in one
+/// z-order, all turned by the output rotation.
+///
+/// Layers are laid out on the *canvas*: the upright screen, or on a video wall the whole wall's
+/// picture measured in this screen's pixels, bezels included (``WallTile``). The screen shows the
+/// canvas's rectangle at the tile's origin, so a picture or an overlay spanning two screens is cut
+/// where the bezel hides it; the layers' rectangles, reported video rectangles and overlay frames
+/// are all canvas pixels.
 ///
 /// GLES 2.0 shaders throughout; GLES 3's unpack row length is used where the context has it.
-/// Lives on the render thread with the EGL context; other threads reach it through ``LayerStack``.
+/// Lives on the render thread with the EGL context; other threads reach it through ``LayerStack``
+/// and the ``PlayerLayer``s in it. Each video layer has its own plane textures, uploaded only when
+/// its source hands out a new frame.
 final class Compositor {
-    /// The upright canvas everything is laid out on (framebuffer size with axes swapped for 90/270).
+    /// The upright screen (framebuffer size with axes swapped for 90/270).
     let canvasWidth: Int, canvasHeight: Int
+    /// The canvas layers are laid out on (the screen, or the whole wall), and where the screen's
+    /// top-left pixel is on it.
+    let layoutWidth: Double, layoutHeight: Double
+    let origin: (x: Double, y: Double)
     let framebufferWidth: Int, framebufferHeight: Int
     let rotation: Rotation
-    private(set) var gravity: VideoGravity
 
     private let logger: Logger
     private let rowLengthSupported: Bool
     private let programs: [VideoProgramKind: GLProgram]
     private let overlayProgram: GLProgram
-    private let planeTextures = [GLTexture(), GLTexture(), GLTexture()]
-    private var video: VideoState?
-    private var subtitle: SubtitleState?
+    /// The video layers by identity, and their order (the root layer first, then as added).
+    private var videoLayers: [ObjectIdentifier: VideoLayerState] = [:]
+    private var videoOrder: [ObjectIdentifier] = []
     private var overlays: [OverlayState] = []
     private lazy var text: TextRasterizer? = {
         do { return try TextRasterizer() } catch {
@@ -41,6 +53,19 @@ final class Compositor {
         var rotation: Rotation
         var sampleAspectRatio: Double
         var conversion: ColorConversion
+    }
+
+    /// One video layer: its textures, its picture and subtitle, how it is drawn.
+    private struct VideoLayerState {
+        let layer: PlayerLayer
+        let planeTextures: [GLTexture]
+        var appearance: PlayerLayer.Appearance
+        /// ``appearance``'s frame in canvas pixels.
+        var bounds: ScreenRect
+        var video: VideoState?
+        var subtitle: SubtitleState?
+        /// The video rectangle last told to the layer.
+        var reportedRect: ScreenRect = .zero
     }
 
     private struct SubtitleState {
@@ -62,14 +87,15 @@ final class Compositor {
         var removedAt: MediaTime?
     }
 
-    init(framebufferWidth: Int, framebufferHeight: Int, rotation: Rotation, gravity: VideoGravity,
-         glesMajorVersion: Int, logger: Logger) throws(DisplayError) {
+    init(framebufferWidth: Int, framebufferHeight: Int, rotation: Rotation, wall: WallTile = .whole, glesMajorVersion: Int,
+         logger: Logger) throws(DisplayError) {
         self.framebufferWidth = framebufferWidth
         self.framebufferHeight = framebufferHeight
         self.rotation = rotation
         self.canvasWidth = rotation.swapsAxes ? framebufferHeight : framebufferWidth
         self.canvasHeight = rotation.swapsAxes ? framebufferWidth : framebufferHeight
-        self.gravity = gravity
+        (layoutWidth, layoutHeight) = wall.canvas(screenWidth: canvasWidth, screenHeight: canvasHeight)
+        origin = wall.origin(screenWidth: canvasWidth, screenHeight: canvasHeight)
         self.logger = logger
         self.rowLengthSupported = glesMajorVersion >= 3
         var programs: [VideoProgramKind: GLProgram] = [:]
@@ -84,7 +110,6 @@ final class Compositor {
 
     // MARK: Changes (render thread)
 
-    /// Applies queued layer changes; fades start at `time`.
     /// Applies the layer changes of one refresh: at `time`, or at `frameTime` for those made while
     /// the source handed out the refresh's frame.
     func apply(_ changes: [LayerStack.PendingChange], at refreshTime: MediaTime, withFrameAt frameTime: MediaTime) {
@@ -92,10 +117,9 @@ final class Compositor {
             dirty = true
             let time = pending.withFrame ? frameTime : refreshTime
             switch pending.change {
-            case .gravity(let newGravity):
-                gravity = newGravity
             case .add(let id, let overlay):
-                let rect = overlay.frame.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+                let resolved = overlay.frame.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight)
+                let rect = (x: resolved.x, y: resolved.y, width: resolved.width, height: resolved.height)
                 let texture = GLTexture()
                 let image: RGBAImage
                 var drawRect = rect
@@ -127,7 +151,7 @@ final class Compositor {
                 overlays.append(OverlayState(id: id, overlay: overlay, texture: texture, rect: drawRect, origin: (rect.x, rect.y), addedAt: time))
             case .move(let id, let frame):
                 guard let index = overlays.firstIndex(where: { $0.id == id }) else { continue }
-                let target = frame.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
+                let target = frame.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight)
                 let dx = target.x - overlays[index].origin.x, dy = target.y - overlays[index].origin.y
                 overlays[index].rect.x += dx
                 overlays[index].rect.y += dy
@@ -170,8 +194,38 @@ final class Compositor {
         return RGBAImage(width: area.width, height: area.height, pixels: pixels)
     }
 
-    /// Uploads a new picture for the video layer (the frame's memory may go once this returns).
-    func setVideo(_ frame: VideoFrame) {
+    // MARK: Video layers (render thread)
+
+    /// Takes the refresh's video layers and their appearance, in drawing order of equal z (the root
+    /// layer first): new layers get their textures, layers no longer listed lose theirs, a changed
+    /// appearance redraws.
+    func syncVideoLayers(_ layers: [(layer: PlayerLayer, appearance: PlayerLayer.Appearance)]) {
+        let ids = layers.map { ObjectIdentifier($0.layer) }
+        if ids != videoOrder {
+            let kept = Set(ids)
+            for id in videoOrder where !kept.contains(id) { videoLayers[id] = nil }
+            videoOrder = ids
+            dirty = true
+        }
+        for (layer, appearance) in layers {
+            let id = ObjectIdentifier(layer)
+            if var state = videoLayers[id] {
+                guard state.appearance != appearance else { continue }
+                state.appearance = appearance
+                state.bounds = appearance.frame.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight)
+                videoLayers[id] = state
+            } else {
+                videoLayers[id] = VideoLayerState(
+                    layer: layer, planeTextures: [GLTexture(), GLTexture(), GLTexture()], appearance: appearance,
+                    bounds: appearance.frame.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight))
+            }
+            dirty = true
+        }
+    }
+
+    /// Uploads a new picture for `layer` (the frame's memory may go once this returns).
+    func setVideo(_ frame: VideoFrame, in layer: PlayerLayer) {
+        guard var state = videoLayers[ObjectIdentifier(layer)] else { return }
         dirty = true
         let kind: VideoProgramKind
         switch frame.pixelFormat {
@@ -196,56 +250,83 @@ final class Compositor {
         let sizes = VideoFrame.planeSizes(frame.pixelFormat, width: frame.width, height: frame.height)
         for (index, layout) in layouts.enumerated() where index < frame.planes.count {
             let plane = frame.planes[index]
-            planeTextures[index].upload(plane.base, width: sizes[index].0, height: sizes[index].1,
-                                        bytesPerRow: plane.bytesPerRow, bytesPerSample: layout.bytesPerSample,
-                                        format: layout.format.0, internalFormat: layout.format.1,
-                                        rowLengthSupported: rowLengthSupported)
+            state.planeTextures[index].upload(plane.base, width: sizes[index].0, height: sizes[index].1,
+                                              bytesPerRow: plane.bytesPerRow, bytesPerSample: layout.bytesPerSample,
+                                              format: layout.format.0, internalFormat: layout.format.1,
+                                              rowLengthSupported: rowLengthSupported)
         }
-        video = VideoState(
+        state.video = VideoState(
             kind: kind, width: frame.width, height: frame.height,
             rotation: Rotation(degrees: frame.rotation) ?? .none, sampleAspectRatio: frame.sampleAspectRatio,
             conversion: ColorConversion(matrix: frame.colorMatrix, range: frame.colorRange, sixteenBit: frame.pixelFormat == .p010))
+        videoLayers[ObjectIdentifier(layer)] = state
     }
 
-    /// Shows, replaces or clears the subtitle.
-    func setSubtitle(_ content: SubtitleContent?) {
+    /// Shows, replaces or clears `layer`'s subtitle, laid out in its video rectangle.
+    func setSubtitle(_ content: SubtitleContent?, in layer: PlayerLayer) {
+        guard var state = videoLayers[ObjectIdentifier(layer)] else { return }
+        defer { videoLayers[ObjectIdentifier(layer)] = state }
         guard let content else {
-            if subtitle != nil { dirty = true }
-            subtitle = nil
+            if state.subtitle != nil { dirty = true }
+            state.subtitle = nil
             return
         }
         switch content {
         case .text(let words):
-            if subtitle?.key == "text:" + words { return }
+            if state.subtitle?.key == "text:" + words { return }
             guard let rasterizer = text else { return }
-            let videoRect = currentVideoRect()
-            let width = Int(min(videoRect.width, Double(canvasWidth)) * 0.9)
-            let height = Int(min(videoRect.height, Double(canvasHeight)) * 0.4)
-            let pixelSize = max(Int(min(videoRect.height, Double(canvasHeight)) / 18), 12)
+            let videoRect = currentVideoRect(state)
+            let bounds = state.bounds
+            let width = Int(min(videoRect.width, bounds.width) * 0.9)
+            let height = Int(min(videoRect.height, bounds.height) * 0.4)
+            let pixelSize = max(Int(min(videoRect.height, bounds.height) / 18), 12)
             let style = TextStyle(pixelSize: pixelSize, color: .white, background: .translucentBlack,
                                   alignment: .center, padding: max(pixelSize / 4, 4))
             guard width > 0, height > 0,
                   let image = try? rasterizer.render(words, style: style, width: width, height: height, anchoredToBottom: true)
             else { return }
-            let texture = subtitle?.texture ?? GLTexture()
+            let texture = state.subtitle?.texture ?? GLTexture()
             image.pixels.withUnsafeBytes { bytes in
                 texture.upload(bytes.baseAddress!, width: image.width, height: image.height, bytesPerRow: image.width * 4,
                                bytesPerSample: 4, format: GLenum(GL_RGBA), rowLengthSupported: rowLengthSupported)
             }
-            let visibleBottom = min(videoRect.y + videoRect.height, Double(canvasHeight))
-            let rect = ((Double(canvasWidth) - Double(width)) / 2, visibleBottom - Double(height) - Double(canvasHeight) * 0.03,
+            let visibleBottom = min(videoRect.y + videoRect.height, bounds.maxY)
+            let rect = (bounds.x + (bounds.width - Double(width)) / 2, visibleBottom - Double(height) - bounds.height * 0.03,
                         Double(width), Double(height))
-            subtitle = SubtitleState(key: "text:" + words, texture: texture, rect: rect, fitsVideo: false, referenceRect: nil)
+            state.subtitle = SubtitleState(key: "text:" + words, texture: texture, rect: rect, fitsVideo: false, referenceRect: nil)
         case .bitmap(let frame, let x, let y, let referenceWidth, let referenceHeight):
             guard frame.pixelFormat == .rgba, let plane = frame.planes.first else { return }
-            let texture = subtitle?.texture ?? GLTexture()
+            let texture = state.subtitle?.texture ?? GLTexture()
             texture.upload(plane.base, width: frame.width, height: frame.height, bytesPerRow: plane.bytesPerRow,
                            bytesPerSample: 4, format: GLenum(GL_RGBA), rowLengthSupported: rowLengthSupported)
-            subtitle = SubtitleState(
+            state.subtitle = SubtitleState(
                 key: "bitmap", texture: texture, rect: (0, 0, 0, 0), fitsVideo: true,
                 referenceRect: (Double(x), Double(y), Double(frame.width), Double(frame.height), referenceWidth, referenceHeight))
         }
         dirty = true
+    }
+
+    /// Tells each video layer where its picture lands now (only when that changed).
+    func reportVideoRects() {
+        for id in videoOrder {
+            guard var state = videoLayers[id] else { continue }
+            let rect: ScreenRect
+            if let video = state.video {
+                let layout = videoLayout(video, in: state)
+                rect = ScreenRect(x: layout.x, y: layout.y, width: layout.width, height: layout.height)
+            } else {
+                rect = .zero
+            }
+            guard rect != state.reportedRect else { continue }
+            state.reportedRect = rect
+            videoLayers[id] = state
+            state.layer.setVideoRect(rect)
+        }
+    }
+
+    /// This screen's rectangle on the canvas.
+    private var screenRect: ScreenRect {
+        ScreenRect(x: origin.x, y: origin.y, width: Double(canvasWidth), height: Double(canvasHeight))
     }
 
     /// Whether the screen would change if drawn at `time`.
@@ -253,15 +334,18 @@ final class Compositor {
 
     // MARK: Drawing
 
-    private func currentVideoRect() -> (x: Double, y: Double, width: Double, height: Double) {
-        guard let video else { return (0, 0, Double(canvasWidth), Double(canvasHeight)) }
-        let layout = videoLayout(video)
+    /// The layer's picture rectangle in canvas pixels (its bounds while it has none).
+    private func currentVideoRect(_ state: VideoLayerState) -> (x: Double, y: Double, width: Double, height: Double) {
+        guard let video = state.video else { return (state.bounds.x, state.bounds.y, state.bounds.width, state.bounds.height) }
+        let layout = videoLayout(video, in: state)
         return (layout.x, layout.y, layout.width, layout.height)
     }
 
-    private func videoLayout(_ video: VideoState) -> VideoLayout {
-        VideoLayout.place(pictureWidth: video.width, pictureHeight: video.height, sampleAspectRatio: video.sampleAspectRatio,
-                          rotation: video.rotation, in: (0, 0, Double(canvasWidth), Double(canvasHeight)), gravity: gravity)
+    private func videoLayout(_ video: VideoState, in state: VideoLayerState) -> VideoLayout {
+        let bounds = state.bounds
+        return VideoLayout.place(pictureWidth: video.width, pictureHeight: video.height, sampleAspectRatio: video.sampleAspectRatio,
+                                 rotation: video.rotation, in: (bounds.x, bounds.y, bounds.width, bounds.height),
+                                 gravity: state.appearance.videoGravity)
     }
 
     /// Opacity factor of an overlay's fades at `time`, and whether a fade is still under way.
@@ -282,71 +366,107 @@ final class Compositor {
         return (factor, inProgress)
     }
 
-    /// Draws the whole screen into the bound framebuffer, as it is at host time `time`.
+    /// One thing to draw, in z-order: a video layer (with its subtitle) or an overlay.
+    private enum Drawable {
+        case video(ObjectIdentifier)
+        case overlay(Int)
+    }
+
+    /// Draws the whole screen into the bound framebuffer, as it is at host time `time`: the layers
+    /// by z-order (at equal z video layers below overlays, then in the order they came).
     func draw(at time: MediaTime) {
         glViewport(0, 0, GLsizei(framebufferWidth), GLsizei(framebufferHeight))
         glDisable(GLenum(GL_BLEND))
         glClearColor(0, 0, 0, 1)
         glClear(GLbitfield(GL_COLOR_BUFFER_BIT))
-        let output = rotation.outputMatrix
 
-        if let video, let program = programs[video.kind] {
-            program.use()
-            let layout = videoLayout(video)
-            // The full-resolution plane drawn at its own size samples texel centres: nearest is exact
-            // there and much cheaper than linear. Chroma planes are upsampled, so they stay linear.
-            planeTextures[0].setSamplesNearest(layout.isPixelExact(pictureWidth: video.width, pictureHeight: video.height, rotation: video.rotation))
-            let planeCount = video.kind.planeCount
-            for index in 0..<planeCount {
-                glActiveTexture(GLenum(GL_TEXTURE0 + Int32(index)))
-                glBindTexture(GLenum(GL_TEXTURE_2D), planeTextures[index].name)
-                glUniform1i(program.uniform("u_plane\(index)"), GLint(index))
-            }
-            glUniformMatrix3fv(program.uniform("u_matrix"), 1, GLboolean(GL_FALSE), video.conversion.matrix)
-            glUniform3f(program.uniform("u_offset"), video.conversion.offset[0], video.conversion.offset[1], video.conversion.offset[2])
-            glUniformMatrix2fv(program.uniform("u_output"), 1, GLboolean(GL_FALSE), output)
-            drawQuad(layout.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight))
+        var order: [(z: Double, kind: Int, index: Int, drawable: Drawable)] = []
+        for (index, id) in videoOrder.enumerated() {
+            guard let state = videoLayers[id], state.video != nil, !state.appearance.isHidden, state.appearance.opacity > 0 else { continue }
+            order.append((state.appearance.zPosition, 0, index, .video(id)))
         }
-
-        glEnable(GLenum(GL_BLEND))
-        // Blend colour; keep the framebuffer opaque.
-        glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ZERO), GLenum(GL_ONE))
-        overlayProgram.use()
-        glActiveTexture(GLenum(GL_TEXTURE0))
-        glUniform1i(overlayProgram.uniform("u_plane0"), 0)
-        glUniformMatrix2fv(overlayProgram.uniform("u_output"), 1, GLboolean(GL_FALSE), output)
-
-        if let subtitle {
-            var rect = subtitle.rect
-            if let reference = subtitle.referenceRect, reference.referenceWidth > 0, reference.referenceHeight > 0 {
-                let videoRect = currentVideoRect()
-                let scaleX = videoRect.width / Double(reference.referenceWidth)
-                let scaleY = videoRect.height / Double(reference.referenceHeight)
-                rect = (videoRect.x + reference.x * scaleX, videoRect.y + reference.y * scaleY,
-                        reference.width * scaleX, reference.height * scaleY)
-            }
-            drawTexture(subtitle.texture, in: rect, opacity: 1)
-        }
+        for (index, state) in overlays.enumerated() { order.append((Double(state.overlay.zIndex), 1, index, .overlay(index))) }
+        order.sort { ($0.z, $0.kind, $0.index) < ($1.z, $1.kind, $1.index) }
 
         animating = false
         var finished: [OverlayID] = []
-        let ordered = overlays.enumerated().sorted { ($0.element.overlay.zIndex, $0.offset) < ($1.element.overlay.zIndex, $1.offset) }
-        for (_, state) in ordered {
-            let (factor, inProgress) = fade(state, at: time)
-            if inProgress { animating = true }
-            if state.removedAt != nil, !inProgress { finished.append(state.id) }
-            let opacity = state.overlay.opacity * factor
-            guard opacity > 0 else { continue }
-            if let clip = state.overlay.clip {
-                let bounds = clip.resolve(canvasWidth: canvasWidth, canvasHeight: canvasHeight)
-                guard let visible = Compositor.intersect(state.rect, bounds) else { continue }
-                drawTexture(state.texture, in: visible.rect, textureCorners: visible.corners, opacity: opacity)
-            } else {
-                drawTexture(state.texture, in: state.rect, opacity: opacity)
+        for entry in order {
+            switch entry.drawable {
+            case .video(let id):
+                if let state = videoLayers[id] { drawVideoLayer(state) }
+            case .overlay(let index):
+                let state = overlays[index]
+                let (factor, inProgress) = fade(state, at: time)
+                if inProgress { animating = true }
+                if state.removedAt != nil, !inProgress { finished.append(state.id) }
+                let opacity = state.overlay.opacity * factor
+                guard opacity > 0 else { continue }
+                useOverlayProgram()
+                if let clip = state.overlay.clip {
+                    let bounds = clip.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight)
+                    guard let visible = Compositor.intersect(state.rect, (bounds.x, bounds.y, bounds.width, bounds.height)) else { continue }
+                    drawTexture(state.texture, in: visible.rect, textureCorners: visible.corners, opacity: opacity)
+                } else {
+                    drawTexture(state.texture, in: state.rect, opacity: opacity)
+                }
             }
         }
         overlays.removeAll { finished.contains($0.id) }
         dirty = false
+    }
+
+    /// Draws one video layer's picture, cropped to its bounds, then its subtitle.
+    private func drawVideoLayer(_ state: VideoLayerState) {
+        guard let video = state.video, let program = programs[video.kind] else { return }
+        let layout = videoLayout(video, in: state)
+        // Only what this screen shows of it: on a wall, the layer's part in this tile.
+        guard let shown = state.bounds.intersection(screenRect), let visible = layout.clipped(to: shown) else { return }
+        let opacity = state.appearance.opacity
+        if opacity < 1 {
+            glEnable(GLenum(GL_BLEND))
+            glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ZERO), GLenum(GL_ONE))
+        } else {
+            // Opaque: no blending, which a software rasteriser pays for per pixel.
+            glDisable(GLenum(GL_BLEND))
+        }
+        program.use()
+        // The full-resolution plane drawn at its own size samples texel centres: nearest is exact
+        // there and much cheaper than linear. Chroma planes are upsampled, so they stay linear.
+        state.planeTextures[0].setSamplesNearest(layout.isPixelExact(pictureWidth: video.width, pictureHeight: video.height, rotation: video.rotation))
+        for index in 0..<video.kind.planeCount {
+            glActiveTexture(GLenum(GL_TEXTURE0 + Int32(index)))
+            glBindTexture(GLenum(GL_TEXTURE_2D), state.planeTextures[index].name)
+            glUniform1i(program.uniform("u_plane\(index)"), GLint(index))
+        }
+        glActiveTexture(GLenum(GL_TEXTURE0))
+        glUniformMatrix3fv(program.uniform("u_matrix"), 1, GLboolean(GL_FALSE), video.conversion.matrix)
+        glUniform3f(program.uniform("u_offset"), video.conversion.offset[0], video.conversion.offset[1], video.conversion.offset[2])
+        glUniform1f(program.uniform("u_opacity"), GLfloat(opacity))
+        glUniformMatrix2fv(program.uniform("u_output"), 1, GLboolean(GL_FALSE), rotation.outputMatrix)
+        drawQuad(visible.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight, origin: origin))
+
+        if let subtitle = state.subtitle {
+            var rect = subtitle.rect
+            if let reference = subtitle.referenceRect, reference.referenceWidth > 0, reference.referenceHeight > 0 {
+                let videoRect = (layout.x, layout.y, layout.width, layout.height)
+                let scaleX = videoRect.2 / Double(reference.referenceWidth)
+                let scaleY = videoRect.3 / Double(reference.referenceHeight)
+                rect = (videoRect.0 + reference.x * scaleX, videoRect.1 + reference.y * scaleY,
+                        reference.width * scaleX, reference.height * scaleY)
+            }
+            useOverlayProgram()
+            drawTexture(subtitle.texture, in: rect, opacity: opacity)
+        }
+    }
+
+    /// Switches to the overlay program with blending (colour blended, the framebuffer kept opaque).
+    private func useOverlayProgram() {
+        glEnable(GLenum(GL_BLEND))
+        glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ZERO), GLenum(GL_ONE))
+        overlayProgram.use()
+        glActiveTexture(GLenum(GL_TEXTURE0))
+        glUniform1i(overlayProgram.uniform("u_plane0"), 0)
+        glUniformMatrix2fv(overlayProgram.uniform("u_output"), 1, GLboolean(GL_FALSE), rotation.outputMatrix)
     }
 
     /// The part of `rect` inside `clip`, and the texture coordinates of its corners (top-left,
@@ -371,7 +491,7 @@ final class Compositor {
         glUniform1f(overlayProgram.uniform("u_opacity"), GLfloat(opacity))
         let layout = VideoLayout(x: rect.x, y: rect.y, width: rect.width, height: rect.height,
                                  textureCorners: textureCorners)
-        drawQuad(layout.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight))
+        drawQuad(layout.vertices(canvasWidth: canvasWidth, canvasHeight: canvasHeight, origin: origin))
     }
 
     private func drawQuad(_ vertices: [Float]) {
@@ -387,7 +507,7 @@ final class Compositor {
     }
 }
 
-/// The video layer's shader per plane layout.
+/// A video layer's shader per plane layout.
 enum VideoProgramKind: CaseIterable, CustomStringConvertible {
     case yuv420p, nv12, p010, rgb
 
@@ -429,7 +549,8 @@ enum VideoProgramKind: CaseIterable, CustomStringConvertible {
         case .rgb:
             return Shaders.header + """
                 uniform sampler2D u_plane0;
-                void main() { gl_FragColor = vec4(texture2D(u_plane0, v_texcoord).rgb, 1.0); }
+                uniform float u_opacity;
+                void main() { gl_FragColor = vec4(texture2D(u_plane0, v_texcoord).rgb, u_opacity); }
                 """
         }
         return Shaders.header + """
@@ -438,10 +559,11 @@ enum VideoProgramKind: CaseIterable, CustomStringConvertible {
             uniform sampler2D u_plane2;
             uniform mat3 u_matrix;
             uniform vec3 u_offset;
+            uniform float u_opacity;
             const vec2 k16 = vec2(255.0 / 65535.0, 65280.0 / 65535.0);
             void main() {
                 vec3 raw = \(sample);
-                gl_FragColor = vec4(clamp(u_matrix * (raw - u_offset), 0.0, 1.0), 1.0);
+                gl_FragColor = vec4(clamp(u_matrix * (raw - u_offset), 0.0, 1.0), u_opacity);
             }
             """
     }

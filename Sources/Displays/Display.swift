@@ -4,8 +4,10 @@ public import MediaSinks
 
 /// A screen Vitrine draws on: a ``VideoSink`` with layers, a screenshot and a lifecycle.
 ///
-/// Every method is safe from any thread or task. Rendering happens on the display's own render
-/// thread, which owns the EGL context (and on KMS the DRM file descriptor).
+/// As a ``VideoSink`` the display is its own full-screen video layer (``LayerStack/rootLayer``);
+/// other players show in the ``PlayerLayer``s added to ``layers``. Every method is safe from any
+/// thread or task. Rendering happens on the display's own render thread, which owns the EGL
+/// context (and on KMS the DRM file descriptor).
 public protocol Display: VideoSink {
     /// What this display is, for logs: `headless 1920x1080@60`, `KMS /dev/dri/card0 Virtual-1 1280x800@60`.
     var name: String { get }
@@ -13,7 +15,10 @@ public protocol Display: VideoSink {
     var mode: DisplayMode { get }
     /// The output rotation (portrait screens).
     var rotation: Rotation { get }
-    /// The video layer's gravity and the overlays; changes show on the next refresh.
+    /// The part of a video wall's picture this screen shows; ``WallTile/whole`` for a screen of its own.
+    var wall: WallTile { get }
+    /// The layer tree: the root video layer (and its gravity), the player layers and the overlays;
+    /// changes show on the next refresh.
     var layers: LayerStack { get }
     /// The last presented frame exactly as presented. Blocks until the render thread has read it back.
     func screenshot() throws(DisplayError) -> Screenshot
@@ -25,6 +30,31 @@ public protocol Display: VideoSink {
     /// it grows while the render thread is alive and not stuck, whatever is on screen. A
     /// watchdog reads it.
     var heartbeat: UInt64 { get }
+}
+
+extension Display {
+    public var wall: WallTile { .whole }
+
+    /// The canvas the layers are laid out on, in whole pixels: the upright screen
+    /// (``VideoSink/outputSize``), or on a video wall the whole wall's picture in this screen's
+    /// pixels, bezels included. Layer and overlay frames in pixels are pixels of this canvas.
+    public var canvasSize: (width: Int, height: Int) {
+        let screen = outputSize
+        guard !wall.isWhole else { return screen }
+        let canvas = wall.canvas(screenWidth: screen.width, screenHeight: screen.height)
+        return (Int(canvas.width.rounded()), Int(canvas.height.rounded()))
+    }
+
+    /// `frame` given on this screen alone, as a frame on the canvas: for what a screen says about
+    /// itself (the setup hint, an import's progress), which every screen of a wall shows whole.
+    public func screenFrame(_ frame: LayerFrame) -> LayerFrame {
+        guard !wall.isWhole else { return frame }
+        let screen = outputSize
+        let rect = frame.resolve(canvasWidth: screen.width, canvasHeight: screen.height)
+        let origin = wall.origin(screenWidth: screen.width, screenHeight: screen.height)
+        return .pixels(x: Int((origin.x + rect.x).rounded()), y: Int((origin.y + rect.y).rounded()),
+                       width: Int(rect.width.rounded()), height: Int(rect.height.rounded()))
+    }
 }
 
 /// Something that happened to a display, reported to its event handler.
@@ -43,7 +73,7 @@ public enum DisplayEvent: Sendable, Hashable {
 public struct Screenshot: Sendable {
     /// The framebuffer as scanned out (rotated with the output rotation), top row first.
     public var image: RGBAImage
-    /// The source's frame id of the picture shown, if a source frame was presented.
+    /// The root layer's source's frame id of the picture shown, if one was presented.
     public var frameID: UInt64?
     /// When that frame was presented (host time), if anything was.
     public var presentationTime: MediaTime?

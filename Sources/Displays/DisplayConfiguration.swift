@@ -5,7 +5,7 @@ public import MediaTime
 import Glibc
 #endif
 
-/// What `vitrine play --display … --mode … --rotation … --gravity …` asks for.
+/// What `vitrine play --display … --mode … --rotation … --gravity … --crop …` asks for.
 public struct DisplayConfiguration: Sendable, Hashable {
     /// Which display to open.
     public enum Kind: String, Sendable, Hashable, CaseIterable {
@@ -28,9 +28,11 @@ public struct DisplayConfiguration: Sendable, Hashable {
     public var card: String?
     /// A connector name for KMS (`HDMI-A-1`); `nil` takes the first connected one.
     public var connector: String?
+    /// This screen's part of a video wall's picture (docs/video-walls.md); ``WallTile/whole`` by default.
+    public var wall: WallTile
 
     public init(kind: Kind = .auto, mode: DisplayMode? = nil, modeRateGiven: Bool = true, rotation: Rotation = .none,
-                gravity: VideoGravity = .resizeAspect, card: String? = nil, connector: String? = nil) {
+                gravity: VideoGravity = .resizeAspect, card: String? = nil, connector: String? = nil, wall: WallTile = .whole) {
         self.kind = kind
         self.mode = mode
         self.modeRateGiven = modeRateGiven
@@ -38,12 +40,13 @@ public struct DisplayConfiguration: Sendable, Hashable {
         self.gravity = gravity
         self.card = card
         self.connector = connector
+        self.wall = wall
     }
 
     /// Builds a configuration from the command line's words; the error says which option is wrong and
     /// what it accepts.
     public init(display: String = "auto", mode: String? = nil, rotation: String = "0", gravity: String = "fit",
-                card: String? = nil, connector: String? = nil) throws(DisplayConfigurationError) {
+                card: String? = nil, connector: String? = nil, crop: String? = nil) throws(DisplayConfigurationError) {
         guard let kind = Kind(rawValue: display) else {
             throw DisplayConfigurationError(option: "--display", value: display, expected: "headless, kms or auto")
         }
@@ -59,8 +62,18 @@ public struct DisplayConfiguration: Sendable, Hashable {
         guard let fill = VideoGravity(commandLineName: gravity) else {
             throw DisplayConfigurationError(option: "--gravity", value: gravity, expected: "fit, fill or stretch")
         }
+        var wall = WallTile.whole
+        if let crop {
+            let numbers = crop.split(separator: ",", omittingEmptySubsequences: false).map { Double(String($0.filter { $0 != " " })) }
+            guard numbers.count == 4, let x = numbers[0], let y = numbers[1], let width = numbers[2], let height = numbers[3],
+                  let tile = WallTile(x: x, y: y, width: width, height: height) else {
+                throw DisplayConfigurationError(option: "--crop", value: crop, expected:
+                    "X,Y,WIDTH,HEIGHT in fractions of the whole wall's picture, inside it, e.g. 0.5,0,0.5,1")
+            }
+            wall = tile
+        }
         self.init(kind: kind, mode: parsedMode, modeRateGiven: mode?.contains("@") ?? true, rotation: turn,
-                  gravity: fill, card: card, connector: connector)
+                  gravity: fill, card: card, connector: connector, wall: wall)
     }
 }
 
@@ -86,12 +99,12 @@ public struct DisplayConfigurationError: Error, Sendable, Hashable, CustomString
 public func makeDisplay(_ configuration: DisplayConfiguration, logger: Logger = Logger(label: "vitrine.display")) throws(DisplayError) -> any Display {
     func headless() throws(DisplayError) -> any Display {
         try HeadlessDisplay(mode: configuration.mode ?? .fullHD, rotation: configuration.rotation,
-                            gravity: configuration.gravity, logger: logger)
+                            gravity: configuration.gravity, wall: configuration.wall, logger: logger)
     }
     func kms() throws(DisplayError) -> any Display {
         try KMSDisplay(options: KMSDisplay.Options(card: configuration.card, connector: configuration.connector,
                                                    mode: configuration.mode, modeRateGiven: configuration.modeRateGiven),
-                       rotation: configuration.rotation, gravity: configuration.gravity, logger: logger)
+                       rotation: configuration.rotation, gravity: configuration.gravity, wall: configuration.wall, logger: logger)
     }
     let display: any Display
     switch configuration.kind {

@@ -13,6 +13,7 @@ public import MediaSinks
 public final class HeadlessDisplay: Display {
     public let mode: DisplayMode
     public let rotation: Rotation
+    public let wall: WallTile
     private let loop: RenderLoop
 
     /// Opens the surfaceless EGL platform and starts the render thread.
@@ -21,34 +22,42 @@ public final class HeadlessDisplay: Display {
     ///   - pacing: `.timer` for real playback; `.manual` to step with ``refresh()``.
     ///   - clock: the host clock presentation times are read from.
     ///   - maximumGLESVersion: 2 keeps the compositor on its GLES 2 paths even where GLES 3 exists.
+    ///   - wall: the part of a video wall's picture this screen shows (``WallTile/whole``: all of it).
     public init(
-        mode: DisplayMode = .fullHD, rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect,
+        mode: DisplayMode = .fullHD, rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect, wall: WallTile = .whole,
         pacing: RefreshPacing = .timer, clock: any HostClock = MonotonicClock(), maximumGLESVersion: Int = 3,
         logger: Logger = Logger(label: "vitrine.display.headless")
     ) throws(DisplayError) {
         self.mode = mode
         self.rotation = rotation
+        self.wall = wall
         loop = try RenderLoop(
             backend: SurfacelessBackend(width: mode.width, height: mode.height, refreshInterval: mode.refreshInterval,
                                         maximumGLESVersion: maximumGLESVersion, clock: clock, logger: logger),
-            refreshInterval: mode.refreshInterval, rotation: rotation, gravity: gravity,
+            refreshInterval: mode.refreshInterval, rotation: rotation,
+            outputSize: rotation.swapsAxes ? (mode.height, mode.width) : (mode.width, mode.height), wall: wall, gravity: gravity,
             pacing: pacing, clock: clock, logger: logger)
         logger.debug("headless display ready", metadata: ["mode": "\(mode)", "rotation": "\(rotation.rawValue)"])
     }
 
     deinit { loop.stop() }
 
-    public var name: String { "headless \(mode)" }
+    public var name: String { "headless \(mode)" + (wall.isWhole ? "" : ", \(wall)") }
     public var refreshInterval: MediaTime { mode.refreshInterval }
     public var outputSize: (width: Int, height: Int) {
         rotation.swapsAxes ? (mode.height, mode.width) : (mode.width, mode.height)
     }
     public var layers: LayerStack { loop.layers }
-    public func setSource(_ source: (any VideoFrameSource)?) { loop.setSource(source) }
+    /// Sets what the display's own full-screen layer (``LayerStack/rootLayer``) shows.
+    public func setSource(_ source: (any VideoFrameSource)?) { loop.layers.rootLayer.setSource(source) }
+    public func removeSource(_ source: any VideoFrameSource) { loop.layers.rootLayer.removeSource(source) }
+    /// The display's own full-screen layer.
+    public var videoLayer: PlayerLayer? { loop.layers.rootLayer }
     public func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { loop.setEventHandler(handler) }
     /// Told when presenting keeps failing after the display's own recovery (flip time-outs, a lost
-    /// EGL context): the display can no longer work.
-    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.setFailureHandler(handler) }
+    /// EGL context): the display can no longer work. Whoever plays into one of its other layers
+    /// is told through that layer.
+    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.layers.rootLayer.setFailureHandler(handler) }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
     public var heartbeat: UInt64 { loop.heartbeat }
@@ -56,6 +65,11 @@ public final class HeadlessDisplay: Display {
     /// Runs one refresh now and says what it did (manual pacing; with timer pacing it adds an extra refresh).
     @discardableResult
     public func refresh() throws(DisplayError) -> RefreshOutcome { try loop.refreshNow() }
+
+    /// Whether a player shown in one of the display's layers has data on its way that the coming
+    /// refresh may need (a frame being decoded). With manual pacing on a ``ManualClock``, wait while
+    /// this holds before each ``refresh()``: what is shown then never depends on decode speed.
+    public func isWaitingForData() -> Bool { loop.isWaitingForData() }
 }
 
 /// Surfaceless EGL + an FBO: the headless display's device.

@@ -22,6 +22,7 @@ import Glibc
 public final class KMSDisplay: Display {
     public let mode: DisplayMode
     public let rotation: Rotation
+    public let wall: WallTile
     public let name: String
     private let loop: RenderLoop
 
@@ -52,7 +53,8 @@ public final class KMSDisplay: Display {
     ///
     /// - Throws: ``DisplayError/noDevice(tried:)`` naming each card tried and why;
     ///   ``DisplayError/drmMasterHeld(card:)``; ``DisplayError/modeUnavailable(requested:available:)``.
-    public init(options: Options = Options(), rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect,
+    ///   `wall` is the part of a video wall's picture this screen shows (``WallTile/whole``: all of it).
+    public init(options: Options = Options(), rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect, wall: WallTile = .whole,
                 logger: Logger = Logger(label: "vitrine.display.kms")) throws(DisplayError) {
         var options = options
         // An escape hatch for drivers whose atomic support is broken.
@@ -60,8 +62,12 @@ public final class KMSDisplay: Display {
         let backend = try KMSBackend.open(options: options, logger: logger)
         self.mode = backend.mode.displayMode
         self.rotation = rotation
-        self.name = "KMS \(backend.cardPath) \(backend.output.connectorName) \(backend.mode.displayMode)"
-        loop = try RenderLoop(backend: backend, refreshInterval: mode.refreshInterval, rotation: rotation,
+        self.wall = wall
+        self.name = "KMS \(backend.cardPath) \(backend.output.connectorName) \(backend.mode.displayMode)" + (wall.isWhole ? "" : ", \(wall)")
+        let size = rotation.swapsAxes ? (backend.mode.displayMode.height, backend.mode.displayMode.width)
+            : (backend.mode.displayMode.width, backend.mode.displayMode.height)
+        loop = try RenderLoop(backend: backend, refreshInterval: backend.mode.displayMode.refreshInterval, rotation: rotation,
+                              outputSize: size, wall: wall,
                               gravity: gravity, pacing: .timer, clock: MonotonicClock(), logger: logger)
         logger.info("KMS display ready", metadata: [
             "card": "\(backend.cardPath)", "connector": "\(backend.output.connectorName)",
@@ -76,11 +82,16 @@ public final class KMSDisplay: Display {
         rotation.swapsAxes ? (mode.height, mode.width) : (mode.width, mode.height)
     }
     public var layers: LayerStack { loop.layers }
-    public func setSource(_ source: (any VideoFrameSource)?) { loop.setSource(source) }
+    /// Sets what the display's own full-screen layer (``LayerStack/rootLayer``) shows.
+    public func setSource(_ source: (any VideoFrameSource)?) { loop.layers.rootLayer.setSource(source) }
+    public func removeSource(_ source: any VideoFrameSource) { loop.layers.rootLayer.removeSource(source) }
+    /// The display's own full-screen layer.
+    public var videoLayer: PlayerLayer? { loop.layers.rootLayer }
     public func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { loop.setEventHandler(handler) }
     /// Told when presenting keeps failing after the display's own recovery (flip time-outs, a lost
-    /// EGL context): the display can no longer work.
-    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.setFailureHandler(handler) }
+    /// EGL context): the display can no longer work. Whoever plays into one of its other layers
+    /// is told through that layer.
+    public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.layers.rootLayer.setFailureHandler(handler) }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
     public var heartbeat: UInt64 { loop.heartbeat }

@@ -2,25 +2,6 @@ public import MediaAsset
 public import MediaSinks
 public import MediaTime
 
-/// Where an overlay sits on the (upright, logical) screen.
-public enum OverlayFrame: Sendable, Hashable {
-    /// Fractions of the screen's width and height (0...1), from the top-left corner.
-    case relative(x: Double, y: Double, width: Double, height: Double)
-    /// Pixels of the upright screen (after output rotation), from the top-left corner.
-    case pixels(x: Int, y: Int, width: Int, height: Int)
-
-    /// The rectangle in canvas pixels.
-    func resolve(canvasWidth: Int, canvasHeight: Int) -> (x: Double, y: Double, width: Double, height: Double) {
-        switch self {
-        case .relative(let x, let y, let width, let height):
-            let w = Double(canvasWidth), h = Double(canvasHeight)
-            return ((x * w).rounded(), (y * h).rounded(), (width * w).rounded(), (height * h).rounded())
-        case .pixels(let x, let y, let width, let height):
-            return (Double(x), Double(y), Double(width), Double(height))
-        }
-    }
-}
-
 /// Horizontal alignment of text lines inside their box.
 public enum TextAlignment: String, Sendable, Hashable, CaseIterable {
     case leading, center, trailing
@@ -66,8 +47,9 @@ public struct OverlayLayer: Sendable {
     }
 
     public var content: Content
-    public var frame: OverlayFrame
-    /// Higher values draw above lower ones; equal values keep the order they were added in.
+    public var frame: LayerFrame
+    /// Higher values draw above lower ones; equal values keep the order they were added in. Shared
+    /// with player layers' `zPosition`: at equal values an overlay draws above a video layer.
     public var zIndex: Int
     /// Opacity at full fade, 0...1.
     public var opacity: Double
@@ -77,11 +59,11 @@ public struct OverlayLayer: Sendable {
     public var fadeOut: MediaTime
     /// Only the part inside this rectangle is drawn (a ticker's line stays inside its bar while it
     /// runs through it); `nil` draws all of it.
-    public var clip: OverlayFrame?
+    public var clip: LayerFrame?
 
     public init(
-        _ content: Content, frame: OverlayFrame, zIndex: Int = 0, opacity: Double = 1,
-        fadeIn: MediaTime = .zero, fadeOut: MediaTime = .zero, clip: OverlayFrame? = nil
+        _ content: Content, frame: LayerFrame, zIndex: Int = 0, opacity: Double = 1,
+        fadeIn: MediaTime = .zero, fadeOut: MediaTime = .zero, clip: LayerFrame? = nil
     ) {
         self.content = content
         self.frame = frame

@@ -36,8 +36,8 @@ public enum RefreshPacing: Sendable, Hashable {
     case manual
 }
 
-/// The render thread: runs jobs from other threads, paces refreshes, pulls from the source, composites,
-/// presents and reports. Everything GL happens on this thread.
+/// The render thread: runs jobs from other threads, paces refreshes, pulls from the sources of its video
+/// layers, composites, presents and reports. Everything GL happens on this thread.
 final class RenderLoop: Sendable {
     typealias Job = @Sendable (RenderLoop.Context) -> Void
 
@@ -61,9 +61,7 @@ final class RenderLoop: Sendable {
         /// Jobs that wait for the next refresh to be done (screenshots: the slack after a present).
         var afterRefresh: [Job] = []
         var stopping = false
-        var source: (any VideoFrameSource)?
         var eventHandler: (@Sendable (DisplayEvent) -> Void)?
-        var failureHandler: (@Sendable (MediaError) -> Void)?
         var thread: NamedThread?
     }
 
@@ -74,6 +72,8 @@ final class RenderLoop: Sendable {
     let layers: LayerStack
     let refreshInterval: MediaTime
     let rotation: Rotation
+    /// This screen's tile of a video wall (the compositor lays the layers out on the whole).
+    let wall: WallTile
     private let shared = LockedValue(Shared())
     /// Counts the render loop's rounds (see ``Display/heartbeat``).
     private let rounds = Atomic<UInt64>(0)
@@ -84,12 +84,16 @@ final class RenderLoop: Sendable {
     private let logger: Logger
     private let context: ThreadBound<Context>
 
-    /// Starts the render thread, which opens the backend; throws what opening threw.
-    init(backend: any RenderBackend, refreshInterval: MediaTime, rotation: Rotation, gravity: VideoGravity,
-         pacing: RefreshPacing, clock: any HostClock, logger: Logger) throws(DisplayError) {
-        self.layers = LayerStack(gravity: gravity, logger: logger)
+    /// Starts the render thread, which opens the backend; throws what opening threw. `outputSize` is
+    /// the upright screen's size (after rotation), told to the player layers that join.
+    init(backend: any RenderBackend, refreshInterval: MediaTime, rotation: Rotation, outputSize: (width: Int, height: Int),
+         wall: WallTile = .whole, gravity: VideoGravity, pacing: RefreshPacing, clock: any HostClock, logger: Logger) throws(DisplayError) {
+        self.layers = LayerStack(gravity: gravity, logger: logger) { tree in
+            PlayerLayer.Host(tree: tree, refreshInterval: refreshInterval, outputWidth: outputSize.width, outputHeight: outputSize.height)
+        }
         self.refreshInterval = refreshInterval
         self.rotation = rotation
+        self.wall = wall
         self.clock = clock
         self.pacing = pacing
         self.logger = logger
@@ -119,7 +123,7 @@ final class RenderLoop: Sendable {
             let geometry = try context.backend.start()
             context.compositor = try Compositor(
                 framebufferWidth: geometry.framebufferWidth, framebufferHeight: geometry.framebufferHeight,
-                rotation: rotation, gravity: layers.gravity, glesMajorVersion: geometry.glesMajorVersion, logger: logger)
+                rotation: rotation, wall: wall, glesMajorVersion: geometry.glesMajorVersion, logger: logger)
             return .success(())
         } catch {
             context.backend.shutdown()
@@ -132,10 +136,13 @@ final class RenderLoop: Sendable {
     /// The render loop's rounds so far.
     var heartbeat: UInt64 { rounds.load(ordering: .relaxed) }
 
-    func setSource(_ source: (any VideoFrameSource)?) { shared.withLock { $0.source = source } }
-
     func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { shared.withLock { $0.eventHandler = handler } }
-    func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { shared.withLock { $0.failureHandler = handler } }
+
+    /// Whether a source of a video layer says that data it will need is on its way (manual pacing
+    /// waits for it, so decode speed never changes what is shown).
+    func isWaitingForData() -> Bool {
+        layers.videoLayersForRefresh().contains { ($0.source as? any PacedFrameSource)?.isWaitingForData() == true }
+    }
 
     private var onRenderThread: Bool { context.isOwnedByCurrentThread }
 
@@ -253,25 +260,42 @@ final class RenderLoop: Sendable {
         handler?(event)
     }
 
+    /// What one video layer's source handed out at a refresh.
+    private struct Pull {
+        var layer: PlayerLayer
+        var source: (any VideoFrameSource)?
+        var content: VideoSinkContent?
+    }
+
     private func refresh(_ context: Context, expected: MediaTime) -> RefreshOutcome {
         guard let compositor = context.compositor else { return .skipped(RefreshTick(sequence: context.sequence, hostTime: expected)) }
         let tick = RefreshTick(sequence: context.sequence, hostTime: expected)
         context.sequence += 1
-        let source = shared.withLock { $0.source }
+        let videoLayers = layers.videoLayersForRefresh()
         layers.beginHandingOut()
-        let content = source?.content(for: tick)
-        // The layer changes are taken once per refresh, after the source handed out this refresh's
-        // content. Those made since the last refresh start (and fade) at this refresh; those the source
+        // Every layer's source is asked at the same tick: each player keeps its own clock, all of
+        // them paced by this display's refreshes.
+        let pulls = videoLayers.map { layer in
+            let source = layer.source
+            return Pull(layer: layer, source: source, content: source?.content(for: tick))
+        }
+        // The layer changes are taken once per refresh, after the sources handed out this refresh's
+        // content. Those made since the last refresh start (and fade) at this refresh; those a source
         // made while handing out its frame (an overlay whose cue that frame reached, a ticker's move)
         // belong to that frame: their fades count it as their first step, so a fading-in overlay is
-        // already visible with the frame that brought it.
+        // already visible with the frame that brought it. The video layers' appearance is read now
+        // too, so a gravity set while handing out a frame applies to that frame.
         compositor.apply(layers.drainChanges(), at: expected, withFrameAt: expected - refreshInterval)
-        if let content {
-            if let frame = content.frame { compositor.setVideo(frame) }
-            compositor.setSubtitle(content.subtitle)
+        compositor.syncVideoLayers(videoLayers.map { ($0, $0.refreshSnapshot().appearance) })
+        for pull in pulls {
+            guard let content = pull.content else { continue }
+            if let frame = content.frame { compositor.setVideo(frame, in: pull.layer) }
+            compositor.setSubtitle(content.subtitle, in: pull.layer)
         }
-        guard content != nil || compositor.needsDrawing(at: expected), context.backend.canPresent else {
-            source?.didSkipRefresh(tick)
+        compositor.reportVideoRects()
+        let hasContent = pulls.contains { $0.content != nil }
+        guard hasContent || compositor.needsDrawing(at: expected), context.backend.canPresent else {
+            for pull in pulls { pull.source?.didSkipRefresh(tick) }
             return .skipped(tick)
         }
         context.backend.bindDrawTarget()
@@ -289,21 +313,26 @@ final class RenderLoop: Sendable {
                 context.failedPresents = 0
                 let failure = MediaError(source: "display", operation: "present", reason: .other,
                                          detail: "(\(RenderLoop.failedPresentsBeforeGivingUp) presents failed in a row: \(error))")
-                shared.withLock { $0.failureHandler }?(failure)
+                for layer in videoLayers { layer.reportFailure(failure) }
             }
-            source?.didSkipRefresh(tick)
+            for pull in pulls { pull.source?.didSkipRefresh(tick) }
             return .skipped(tick)
         }
         context.failedPresents = 0
         let presented = RefreshTick(sequence: tick.sequence, hostTime: presentedAt)
         context.presentedAnything = true
         context.lastPresentation = presentedAt
-        if let content {
-            context.lastFrameID = content.frameID
-            source?.didPresent(frameID: content.frameID, at: presented)
-        } else {
-            source?.didSkipRefresh(tick)
+        // The root layer's frame is the display's frame (screenshots, ``RefreshOutcome``): known
+        // before the sources hear of the present, so a screenshot taken there names it.
+        let rootContent = pulls.first?.content
+        if let rootContent { context.lastFrameID = rootContent.frameID }
+        for pull in pulls {
+            if let content = pull.content {
+                pull.source?.didPresent(frameID: content.frameID, at: presented)
+            } else {
+                pull.source?.didSkipRefresh(tick)
+            }
         }
-        return .presented(frameID: content?.frameID, at: presented)
+        return .presented(frameID: rootContent?.frameID, at: presented)
     }
 }

@@ -54,10 +54,32 @@ struct VideoLayout: Equatable {
         return VideoLayout(x: x, y: y, width: width, height: height, textureCorners: corners)
     }
 
+    /// The part of the rectangle inside `bounds`, with the texture corners that keep every sample
+    /// where it was (the corners are interpolated across the rectangle); `nil` when nothing is inside.
+    /// `resizeAspectFill` in a zone is cropped to the zone this way.
+    func clipped(to bounds: ScreenRect) -> VideoLayout? {
+        guard width > 0, height > 0,
+              let visible = ScreenRect(x: x, y: y, width: width, height: height).intersection(bounds) else { return nil }
+        if visible.x == x, visible.y == y, visible.width == width, visible.height == height { return self }
+        let corners = textureCorners
+        // Bilinear across the four corners: exact for the rotations and flips the corners encode.
+        func texture(at s: Double, _ t: Double) -> (Double, Double) {
+            let top = (corners[0].0 + (corners[1].0 - corners[0].0) * s, corners[0].1 + (corners[1].1 - corners[0].1) * s)
+            let bottom = (corners[2].0 + (corners[3].0 - corners[2].0) * s, corners[2].1 + (corners[3].1 - corners[2].1) * s)
+            return (top.0 + (bottom.0 - top.0) * t, top.1 + (bottom.1 - top.1) * t)
+        }
+        let s0 = (visible.x - x) / width, s1 = (visible.maxX - x) / width
+        let t0 = (visible.y - y) / height, t1 = (visible.maxY - y) / height
+        return VideoLayout(x: visible.x, y: visible.y, width: visible.width, height: visible.height,
+                           textureCorners: [texture(at: s0, t0), texture(at: s1, t0), texture(at: s0, t1), texture(at: s1, t1)])
+    }
+
     /// Interleaved (x, y, u, v) for a triangle strip TL, TR, BL, BR in normalised device coordinates of a
-    /// `canvasWidth`×`canvasHeight` canvas (y up).
-    func vertices(canvasWidth: Int, canvasHeight: Int) -> [Float] {
+    /// `canvasWidth`×`canvasHeight` screen (y up) whose top-left pixel is at `origin` of the canvas
+    /// the rectangle is laid out on (a video wall's tile; (0, 0) otherwise).
+    func vertices(canvasWidth: Int, canvasHeight: Int, origin: (x: Double, y: Double) = (0, 0)) -> [Float] {
         let w = Double(canvasWidth), h = Double(canvasHeight)
+        let x = self.x - origin.x, y = self.y - origin.y
         let left = 2 * x / w - 1, right = 2 * (x + width) / w - 1
         let top = 1 - 2 * y / h, bottom = 1 - 2 * (y + height) / h
         let positions = [(left, top), (right, top), (left, bottom), (right, bottom)]

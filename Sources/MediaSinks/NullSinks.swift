@@ -97,6 +97,9 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
         var presentationTime: MediaTime
         var frames: Int
         var played: Int
+        /// Silence inserted by ``align(mediaTime:atHostTime:)``: heard, but its media time holds
+        /// at ``presentationTime`` (the sample after it).
+        var isSilence = false
     }
 
     private struct State {
@@ -106,16 +109,77 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
         var flushes = 0
         var volume: Float = 1
         var lastHeard: MediaTime?
+        /// The "device" consumes nothing before this host time (a device that starts late).
+        var consumesFrom: MediaTime?
+        /// Frames dropped and silence frames inserted by alignments, in total.
+        var alignedAway = 0, alignedSilence = 0
+        /// An alignment still dropping what comes (more had to go than was queued).
+        var alignment: (mediaTime: MediaTime, hostTime: MediaTime)?
     }
 
     private let state = LockedValue(State())
 
+    /// - Parameter startDelay: how long after the first sample is queued the "device" starts to
+    ///   consume (a sound server that takes seconds to start): until then nothing is heard.
     public init(format: AudioFormat = AudioFormat(), capacity: MediaTime = MediaTime(value: 1, timescale: 5),
-                clock: any HostClock = MonotonicClock()) {
+                clock: any HostClock = MonotonicClock(), startDelay: MediaTime = .zero) {
         self.format = format
         self.capacity = capacity
         self.clock = clock
+        self.startDelay = startDelay
     }
+
+    private let startDelay: MediaTime
+
+    /// Frames dropped (`dropped`) and silence inserted (`silence`) to align the sound, in total.
+    public var alignedFrames: (dropped: Int, silence: Int) { state.withLock { ($0.alignedAway, $0.alignedSilence) } }
+
+    public func align(mediaTime: MediaTime, atHostTime hostTime: MediaTime) -> Bool {
+        state.withLock { state in
+            advance(&state)
+            state.alignment = (mediaTime, hostTime)
+            applyAlignment(&state)
+            return true
+        }
+    }
+
+    /// Shifts the queue so that the sample heard now is the one the pending alignment wants: drops
+    /// queued samples (what is not queued yet is dropped as it comes) or puts silence first.
+    private func applyAlignment(_ state: inout State) {
+        guard let (mediaTime, hostTime) = state.alignment, let first = state.queue.first else { return }
+        // The sample heard now must be `mediaTime + (now - hostTime)`.
+        let wanted = mediaTime + (clock.now() - hostTime)
+        let heard = first.presentationTime + (first.isSilence ? .zero : frames(first.played))
+        let shift = (wanted - heard).convertScale(Int32(format.sampleRate), method: .roundHalfAwayFromZero).value
+        if shift > 0 {
+            var dropping = Int(shift)
+            while dropping > 0, var head = state.queue.first {
+                let take = min(dropping, head.frames - head.played)
+                head.played += take
+                dropping -= take
+                state.alignedAway += head.isSilence ? 0 : take
+                if head.played >= head.frames { state.queue.removeFirst() } else { state.queue[0] = head }
+            }
+            if dropping == 0 { state.alignment = nil }
+        } else {
+            if shift < 0 {
+                let silence = Int(-shift)
+                state.alignedSilence += silence
+                // Split the head at what was heard: silence, then the rest of it.
+                var head = first
+                if !head.isSilence && head.played > 0 {
+                    head.presentationTime = heard
+                    head.frames -= head.played
+                    head.played = 0
+                    state.queue[0] = head
+                }
+                state.queue.prepend(Segment(presentationTime: heard, frames: silence, played: 0, isSilence: true))
+            }
+            state.alignment = nil
+        }
+    }
+
+    private func frames(_ count: Int) -> MediaTime { MediaTime(value: Int64(count), timescale: Int32(format.sampleRate)) }
 
     public var queuedDuration: MediaTime {
         state.withLock { state in
@@ -146,7 +210,9 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
             guard state.flushes == flushesBefore else { return false }
             advance(&state)
             if state.queue.isEmpty { state.lastUpdate = clock.now() }
+            if state.consumesFrom == nil { state.consumesFrom = clock.now() + startDelay }
             state.queue.append(Segment(presentationTime: buffer.presentationTime, frames: buffer.frameCount, played: 0))
+            applyAlignment(&state)
             return true
         }
     }
@@ -158,7 +224,7 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
             guard let first = state.queue.first else {
                 return state.lastHeard.map { AudioClockReading(mediaTime: $0, hostTime: now) }
             }
-            let heard = first.presentationTime + MediaTime(value: Int64(first.played), timescale: Int32(format.sampleRate))
+            let heard = first.presentationTime + (first.isSilence ? .zero : frames(first.played))
             return AudioClockReading(mediaTime: heard, hostTime: now)
         }
     }
@@ -166,6 +232,7 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
     public func flush() {
         state.withLock { state in
             state.queue.removeAll()
+            state.alignment = nil
             state.flushes += 1
             state.lastUpdate = nil
             state.lastHeard = nil
@@ -186,7 +253,12 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
     private func advance(_ state: inout State) {
         let now = clock.now()
         defer { state.lastUpdate = now }
-        guard let last = state.lastUpdate, !state.paused, !state.queue.isEmpty else { return }
+        guard var last = state.lastUpdate, !state.paused, !state.queue.isEmpty else { return }
+        if let start = state.consumesFrom {
+            // A device that starts late: nothing is consumed before it starts.
+            if now <= start { return }
+            last = max(last, start)
+        }
         var frames = Int((now - last).convertScale(Int32(format.sampleRate), method: .roundTowardNegativeInfinity).value)
         while frames > 0, var first = state.queue.first {
             let take = min(frames, first.frames - first.played)
@@ -194,7 +266,7 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
             frames -= take
             if first.played >= first.frames {
                 state.queue.removeFirst()
-                state.lastHeard = first.presentationTime + MediaTime(value: Int64(first.frames), timescale: Int32(format.sampleRate))
+                state.lastHeard = first.presentationTime + (first.isSilence ? .zero : self.frames(first.frames))
             } else {
                 state.queue[0] = first
             }

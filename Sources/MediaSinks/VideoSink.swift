@@ -68,11 +68,28 @@ public protocol VideoSink: AnyObject, Sendable {
     ///
     /// Optional: the default implementation ignores the handler (a sink that cannot fail).
     func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?)
+    /// Stops pulling from `source` if it is still the source: a player leaving the sink never takes
+    /// away the source another player set since (a ``PlayerLayer`` handed from one player to the next).
+    ///
+    /// Optional: the default implementation clears the source, whichever it is (a sink one player owns).
+    func removeSource(_ source: any VideoFrameSource)
+    /// The display layer this sink shows its pictures in, when it is one: a ``PlayerLayer``, or a
+    /// display's own full-screen layer. The player playing into it reports
+    /// ``PlayerLayer/isReadyForDisplay`` to it and names it in the presentation log.
+    ///
+    /// Optional: the default is `nil` (a sink that is no display layer: the null sink, a test's recorder).
+    var videoLayer: PlayerLayer? { get }
 }
 
 extension VideoSink {
     /// Ignores the handler: this sink never reports a fatal failure.
     public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) {}
+
+    /// Clears the source, whichever it is.
+    public func removeSource(_ source: any VideoFrameSource) { setSource(nil) }
+
+    /// No display layer.
+    public var videoLayer: PlayerLayer? { nil }
 }
 
 /// A frame source that can say whether pulling now would find data missing that is on its way

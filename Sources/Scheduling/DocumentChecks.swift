@@ -65,4 +65,58 @@ extension DiagnosticLog {
         error(.invalidValue, node.location, "gravity must be \"fit\", \"fill\" or \"stretch\", not \"\(text)\"\(hint)")
         return nil
     }
+
+    /// `[display] wall = { columns = 3, rows = 2, column = 1, row = 0, bezel = [0.02, 0.03] }`:
+    /// this screen's tile of a video wall (`bezel` optional, `[0, 0]` by default).
+    package mutating func wallTile(_ node: DocumentNode) -> WallTile? {
+        guard let table = table(node, "wall") else { return nil }
+        checkKeys(table, ["columns", "rows", "column", "row", "bezel"], context: "wall")
+        var values: [String: Int] = [:]
+        for key in ["columns", "rows", "column", "row"] {
+            guard let item = table[key] else {
+                error(.missingKey, node.location, "wall needs \"\(key)\": { columns = 3, rows = 2, column = 0, row = 0 } (column and row from 0)")
+                return nil
+            }
+            guard let value = integer(item, key) else { return nil }
+            values[key] = Int(clamping: value)
+        }
+        var bezel = (horizontal: 0.0, vertical: 0.0)
+        if let item = table["bezel"] {
+            guard let parts = array(item, "bezel") else { return nil }
+            let numbers = parts.compactMap { number($0, "bezel") }
+            guard numbers.count == 2, parts.count == 2, numbers.allSatisfy({ (0...1).contains($0) }) else {
+                error(.invalidValue, item.location,
+                      "bezel is [horizontal, vertical]: the gap between two screens' pictures as fractions of a screen's width and height (0…1), e.g. [0.02, 0.03]")
+                return nil
+            }
+            bezel = (numbers[0], numbers[1])
+        }
+        let columns = values["columns"]!, rows = values["rows"]!, column = values["column"]!, row = values["row"]!
+        guard (1...64).contains(columns), (1...64).contains(rows) else {
+            error(.outOfRange, node.location, "a wall has 1…64 columns and 1…64 rows, not \(columns)x\(rows)")
+            return nil
+        }
+        guard (0..<columns).contains(column), (0..<rows).contains(row) else {
+            error(.outOfRange, node.location,
+                  "column \(column), row \(row) is not a screen of a \(columns)x\(rows) wall (column 0…\(columns - 1), row 0…\(rows - 1), from the top left)")
+            return nil
+        }
+        return WallTile(columns: columns, rows: rows, column: column, row: row, bezel: bezel)
+    }
+
+    /// `[display] crop = [x, y, width, height]`: the part of the whole picture this screen shows,
+    /// in fractions of it.
+    package mutating func wallCrop(_ node: DocumentNode) -> WallTile? {
+        guard let parts = array(node, "crop") else { return nil }
+        let numbers = parts.compactMap { number($0, "crop") }
+        guard numbers.count == 4, parts.count == 4 else {
+            error(.invalidValue, node.location, "crop is [x, y, width, height] in fractions of the whole picture, e.g. [0.5, 0.0, 0.5, 1.0]")
+            return nil
+        }
+        guard let tile = WallTile(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3]) else {
+            error(.outOfRange, node.location, "crop \(numbers) is not inside the picture (fractions 0…1, width and height above 0, x+width and y+height at most 1)")
+            return nil
+        }
+        return tile
+    }
 }

@@ -16,6 +16,8 @@ public struct Schedule: Sendable {
     public var restartPolicy: RestartPolicy
     /// Playlists by name.
     public var playlists: [String: Playlist]
+    /// Layouts (screens divided into zones, each playing a playlist) by name.
+    public var layouts: [String: Layout]
     /// Entries, sorted by name.
     public var entries: [Entry]
     /// The playlist for times no entry covers.
@@ -23,7 +25,7 @@ public struct Schedule: Sendable {
 
     public init(version: Int = 1, sourcePath: String = "", baseDirectory: String = ".", timeZone: ZoneInfo = .utc,
                 display: DisplaySettings = DisplaySettings(), restartPolicy: RestartPolicy = RestartPolicy(),
-                playlists: [String: Playlist] = [:], entries: [Entry] = [], fallbackPlaylist: String? = nil) {
+                playlists: [String: Playlist] = [:], layouts: [String: Layout] = [:], entries: [Entry] = [], fallbackPlaylist: String? = nil) {
         self.version = version
         self.sourcePath = sourcePath
         self.baseDirectory = baseDirectory
@@ -31,6 +33,7 @@ public struct Schedule: Sendable {
         self.display = display
         self.restartPolicy = restartPolicy
         self.playlists = playlists
+        self.layouts = layouts
         self.entries = entries.sorted { $0.name < $1.name }
         self.fallbackPlaylist = fallbackPlaylist
     }
@@ -71,12 +74,16 @@ public struct DisplaySettings: Sendable, Hashable {
     public var gravity: VideoGravity
     /// The DRM connector name ("HDMI-A-1"); `nil` picks the first connected one.
     public var connector: String?
+    /// This screen's part of a video wall (`wall` or `crop`); `nil`: the whole picture.
+    public var wall: WallTile?
 
-    public init(mode: Mode = .automatic, rotationDegrees: Int = 0, gravity: VideoGravity = .resizeAspect, connector: String? = nil) {
+    public init(mode: Mode = .automatic, rotationDegrees: Int = 0, gravity: VideoGravity = .resizeAspect, connector: String? = nil,
+                wall: WallTile? = nil) {
         self.mode = mode
         self.rotationDegrees = rotationDegrees
         self.gravity = gravity
         self.connector = connector
+        self.wall = wall
     }
 }
 
@@ -163,6 +170,13 @@ public enum MediaSource: Sendable, Hashable {
     }
 
     public var isStill: Bool { if case .image = self { return true } else { return false } }
+
+    /// A URL other than `file:`: a stream that arrives as it is sent, which cannot be sought to
+    /// where the wall clock is.
+    public var isNetworkStream: Bool {
+        guard case .url(let url) = self else { return false }
+        return !url.lowercased().hasPrefix("file:")
+    }
 }
 
 /// One thing in a playlist.
@@ -366,7 +380,9 @@ public struct Overlay: Sendable {
     }
 }
 
-/// A rectangle in screen fractions.
+/// A rectangle in fractions of what it is placed on: the screen as the viewer sees it for an
+/// overlay of a full-screen item and for a layout's zone, the zone for an overlay of an item
+/// playing in a zone.
 public struct OverlayRect: Sendable, Hashable {
     public var x: Double, y: Double, width: Double, height: Double
     public init(x: Double, y: Double, width: Double, height: Double) {
@@ -375,12 +391,92 @@ public struct OverlayRect: Sendable, Hashable {
         self.width = width
         self.height = height
     }
+
+    /// The rectangle common to both, when it has an area (more than a millionth of a fraction
+    /// each way, so that zones that meet edge to edge, `0.75` and `0.5 + 0.25`, do not overlap).
+    public func intersection(_ other: OverlayRect) -> OverlayRect? {
+        let left = max(x, other.x), top = max(y, other.y)
+        let right = min(x + width, other.x + other.width), bottom = min(y + height, other.y + other.height)
+        guard right - left > 1e-6, bottom - top > 1e-6 else { return nil }
+        return OverlayRect(x: left, y: top, width: right - left, height: bottom - top)
+    }
 }
 
-/// Which playlist plays when.
+/// A screen divided into zones, each playing its own playlist on the wall clock (an entry names
+/// a layout instead of a playlist).
+public struct Layout: Sendable {
+    public var name: String
+    /// What shows where no zone covers the screen (and behind letterboxed video).
+    public var background: RGBAColor
+    /// The zones in the order they were written.
+    public var zones: [LayoutZone]
+    public var location: SourceLocation
+
+    public init(name: String, background: RGBAColor = .black, zones: [LayoutZone], location: SourceLocation) {
+        self.name = name
+        self.background = background
+        self.zones = zones
+        self.location = location
+    }
+
+    /// The zone whose sound plays: the one marked `audio = true`, else the first not marked
+    /// `audio = false`; `nil` when every zone is marked silent. At most one zone plays sound.
+    public var soundZoneIndex: Int? {
+        zones.firstIndex { $0.audio == true } ?? zones.firstIndex { $0.audio != false }
+    }
+}
+
+/// One rectangle of a layout and the playlist it plays.
+public struct LayoutZone: Sendable {
+    /// Unique in its layout.
+    public var name: String
+    /// Where on the screen, as fractions of its width and height as the viewer sees it (0,0 top left).
+    public var rect: OverlayRect
+    public var playlist: String
+    /// How video fits the zone unless an item says otherwise; `nil`: the display's gravity.
+    public var gravity: VideoGravity?
+    /// `audio` as written: `true` for the zone whose sound plays, `false` for a zone that must
+    /// stay silent, `nil` when not said (see ``Layout/soundZoneIndex``).
+    public var audio: Bool?
+    /// Higher draws on top; zones that overlap differ in it.
+    public var zIndex: Int
+    public var location: SourceLocation
+
+    public init(name: String, rect: OverlayRect = OverlayRect(x: 0, y: 0, width: 1, height: 1), playlist: String,
+                gravity: VideoGravity? = nil, audio: Bool? = nil, zIndex: Int = 0, location: SourceLocation) {
+        self.name = name
+        self.rect = rect
+        self.playlist = playlist
+        self.gravity = gravity
+        self.audio = audio
+        self.zIndex = zIndex
+        self.location = location
+    }
+}
+
+/// What an entry plays in its windows.
+public enum EntryContent: Sendable, Hashable {
+    /// One playlist, full screen.
+    case playlist(String)
+    /// A layout: each of its zones plays its playlist.
+    case layout(String)
+
+    /// The playlist's name; `nil` for a layout.
+    public var playlistName: String? {
+        if case .playlist(let name) = self { return name } else { return nil }
+    }
+
+    /// The layout's name; `nil` for a playlist.
+    public var layoutName: String? {
+        if case .layout(let name) = self { return name } else { return nil }
+    }
+}
+
+/// What plays when: a playlist or a layout, in windows.
 public struct Entry: Sendable {
     public var name: String
-    public var playlist: String
+    /// The playlist or layout its windows play (an interrupt always plays a playlist).
+    public var content: EntryContent
     /// Higher wins when entries overlap.
     public var priority: Int
     /// An interrupt pre-empts whatever plays at its start, plays its playlist once (or until its
@@ -401,11 +497,11 @@ public struct Entry: Sendable {
     public var exceptionDates: Set<LocalDate>
     public var location: SourceLocation
 
-    public init(name: String, playlist: String, priority: Int = 0, isInterrupt: Bool = false, days: Set<Weekday>? = nil,
+    public init(name: String, content: EntryContent, priority: Int = 0, isInterrupt: Bool = false, days: Set<Weekday>? = nil,
                 start: LocalTime? = nil, end: LocalTime? = nil, firstDate: LocalDate? = nil, lastDate: LocalDate? = nil,
                 recurrence: RecurrenceRule? = nil, exceptionDates: Set<LocalDate> = [], location: SourceLocation) {
         self.name = name
-        self.playlist = playlist
+        self.content = content
         self.priority = priority
         self.isInterrupt = isInterrupt
         self.days = days

@@ -64,15 +64,14 @@ public struct ProgrammeReport: Sendable {
         return schedule.playlists[name]?.items[index]
     }
 
-    /// A table for people: one line per change.
+    /// A table for people: one line per change; under a layout's line, one line per zone.
     public func text() -> String {
         var lines = ["Programme of \(schedule.sourcePath) in \(zone.identifier), \(zone.isoString(at: from)) to \(zone.isoString(at: to))"]
         let header = ["LOCAL", "UTC", "ENTRY", "PLAYLIST", "ITEM", "POSITION"]
         var rows: [[String]] = [header]
         var unknownLengths = false
-        for state in states {
-            let local = zone.isoString(at: state.instant) + " " + zone.abbreviation(at: state.instant)
-            let entry = state.entry.map { $0.name + ($0.isInterrupt ? " (interrupt)" : "") } ?? (state.playlistName == nil ? "-" : "(fallback)")
+        /// The item and position columns of a playlist's state.
+        func itemCells(_ state: ProgrammeState) -> [String] {
             var itemText = "-"
             if let index = state.itemIndex, let item = item(state) {
                 itemText = "\(index + 1) \(item.writtenLocation)" + (item.repeatCount > 1 ? " [\(state.repetition + 1)/\(item.repeatCount)]" : "")
@@ -82,13 +81,28 @@ public struct ProgrammeReport: Sendable {
                 position = "? (length unknown)"
                 unknownLengths = true
             }
-            rows.append([local, state.instant.description, entry, state.playlistName ?? "(nothing)", itemText, position])
+            return [itemText, position]
+        }
+        for state in states {
+            let local = zone.isoString(at: state.instant) + " " + zone.abbreviation(at: state.instant)
+            let entry = state.entry.map { $0.name + ($0.isInterrupt ? " (interrupt)" : "") } ?? (state.playlistName == nil ? "-" : "(fallback)")
+            if let layout = state.layoutName {
+                rows.append([local, state.instant.description, entry, "layout \(layout)", "", ""])
+                for zone in state.zones {
+                    rows.append(["", "", "  zone \(zone.zone.name)" + (zone.playsSound ? " (audio)" : ""), zone.state.playlistName ?? "(nothing)"]
+                                + itemCells(zone.state))
+                }
+            } else {
+                rows.append([local, state.instant.description, entry, state.playlistName ?? "(nothing)"] + itemCells(state))
+            }
         }
         var widths = [Int](repeating: 0, count: header.count)
         for row in rows { for (i, cell) in row.enumerated() { widths[i] = max(widths[i], cell.count) } }
         for row in rows {
             let cells = row.enumerated().map { i, cell in i == row.count - 1 ? cell : cell + String(repeating: " ", count: widths[i] - cell.count) }
-            lines.append(cells.joined(separator: "  "))
+            var line = cells.joined(separator: "  ")
+            while line.hasSuffix(" ") { line.removeLast() }
+            lines.append(line)
         }
         if unknownLengths {
             lines.append("Some media lengths are unknown (not probed): an item of unknown length plays until its window ends, and positions in it are not meaningful. Give it a \"duration\" or an \"out\" point.")
@@ -97,7 +111,8 @@ public struct ProgrammeReport: Sendable {
         return lines.joined(separator: "\n") + "\n"
     }
 
-    /// The stable JSON form (format version 1).
+    /// The stable JSON form (format version 1). A layout's change adds `layout` and `zones`; a
+    /// playlist's change has neither, so schedules without layouts print what they always did.
     public func json() -> String {
         var out = "{\n"
         out += "  \"format\": \"vitrine-programme\",\n  \"version\": 1,\n"
@@ -121,18 +136,35 @@ public struct ProgrammeReport: Sendable {
             } else {
                 fields.append(("window", "null"))
             }
-            fields.append(("playlist", state.playlistName.map(jsonString) ?? "null"))
-            fields.append(("item", state.itemIndex.map(String.init) ?? "null"))
-            fields.append(("media", item(state).map { jsonString($0.writtenLocation) } ?? "null"))
-            fields.append(("item_length_seconds", item(state).flatMap(\.playDuration).map(jsonNumber) ?? "null"))
-            fields.append(("repetition", String(state.repetition)))
-            fields.append(("position_seconds", state.itemIndex == nil ? "null" : jsonNumber(state.position)))
-            fields.append(("media_time_seconds", state.itemIndex == nil ? "null" : jsonNumber(state.mediaTime)))
+            fields += itemFields(state)
             fields.append(("next_change", state.nextChange.map(instantObject) ?? "null"))
+            if let layout = state.layoutName {
+                fields.append(("layout", jsonString(layout)))
+                let zones = state.zones.map { zone in
+                    var zoneFields = [("name", jsonString(zone.zone.name))] + itemFields(zone.state)
+                    zoneFields.append(("audio", zone.playsSound ? "true" : "false"))
+                    zoneFields.append(("next_change", zone.state.nextChange.map(instantObject) ?? "null"))
+                    return "{" + zoneFields.map { "\(jsonString($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
+                }
+                fields.append(("zones", "[" + zones.joined(separator: ", ") + "]"))
+            }
             out += "    {" + fields.map { "\(jsonString($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
         }
         out += states.isEmpty ? "]\n}\n" : "\n  ]\n}\n"
         return out
+    }
+
+    /// What a playlist plays, from `playlist` to `media_time_seconds`: a change's own, or a zone's.
+    private func itemFields(_ state: ProgrammeState) -> [(String, String)] {
+        [
+            ("playlist", state.playlistName.map(jsonString) ?? "null"),
+            ("item", state.itemIndex.map(String.init) ?? "null"),
+            ("media", item(state).map { jsonString($0.writtenLocation) } ?? "null"),
+            ("item_length_seconds", item(state).flatMap(\.playDuration).map(jsonNumber) ?? "null"),
+            ("repetition", String(state.repetition)),
+            ("position_seconds", state.itemIndex == nil ? "null" : jsonNumber(state.position)),
+            ("media_time_seconds", state.itemIndex == nil ? "null" : jsonNumber(state.mediaTime)),
+        ]
     }
 
     private func instantObject(_ instant: UTCInstant) -> String {

@@ -10,13 +10,16 @@ public struct Occurrence: Sendable, Hashable {
 }
 
 /// What should be on screen at one instant, and until when.
+///
+/// A playlist entry (or the fallback) fills ``playlistName`` and the item fields; a layout entry
+/// fills ``layoutName`` and ``zones`` instead, one state per zone, and leaves the item fields empty.
 public struct ProgrammeState: Sendable {
     /// The instant this state describes.
     public var instant: UTCInstant
     /// The winning entry; `nil` when the fallback playlist (or nothing) plays.
     public var entry: Entry?
     public var occurrence: Occurrence?
-    /// The playlist playing; `nil` when nothing is scheduled and there is no fallback.
+    /// The playlist playing; `nil` when a layout plays, or when nothing is scheduled and there is no fallback.
     public var playlistName: String?
     /// The item's index in the playlist.
     public var itemIndex: Int?
@@ -28,11 +31,34 @@ public struct ProgrammeState: Sendable {
     public var mediaTime: MediaTime
     /// When the current play of the item began (`instant` minus `position`).
     public var itemStart: UTCInstant?
-    /// The next instant at which any of the above changes other than by time passing; `nil` when
-    /// nothing changes within the resolver's horizon (``ScheduleResolver/horizonDays``).
+    /// When the current play of the item ends, whether or not its window lasts that long; `nil`
+    /// when it does not end (a stream, a length not known, the held end of an interrupt's pass).
+    public var itemEnd: UTCInstant?
+    /// The next instant at which any of the above (for a layout: any zone's item) changes other
+    /// than by time passing; `nil` when nothing changes within the resolver's horizon
+    /// (``ScheduleResolver/horizonDays``).
     public var nextChange: UTCInstant?
+    /// The layout playing; `nil` when a playlist (or nothing) plays.
+    public var layoutName: String?
+    /// A layout's zones in the order they were written, each with its playlist's state; empty
+    /// when no layout plays.
+    public var zones: [ZoneState] = []
     /// Whether the playlist runs because no entry covers this instant.
     public var isFallback: Bool { entry == nil && playlistName != nil }
+}
+
+/// One zone of a playing layout: where it is and what its playlist plays.
+public struct ZoneState: Sendable {
+    /// The zone: its name, rectangle, gravity, z and `audio` as written.
+    public var zone: LayoutZone
+    /// Whether this zone's sound plays (``Layout/soundZoneIndex``): the others play muted.
+    public var playsSound: Bool
+    /// The zone's playlist, placed exactly as an entry naming that playlist for the same window
+    /// would place it: ``ProgrammeState/playlistName``, item, repetition, position, media time,
+    /// item start and end. Its ``ProgrammeState/nextChange`` is when this zone's item changes or the
+    /// window ends, whichever comes first; its entry and window are the layout entry's, and it has
+    /// no zones of its own.
+    public var state: ProgrammeState
 }
 
 /// The pure function from a schedule and an instant to what plays: the heart of the programme.
@@ -77,13 +103,13 @@ public struct ScheduleResolver: Sendable {
                 let endDate = endTime <= startTime ? date.adding(days: 1) : date
                 end = zone.instant(for: LocalDateTime(date: endDate, time: endTime))
             }
-        } else if entry.isInterrupt, let pass = passNanoseconds(entry.playlist) {
+        } else if entry.isInterrupt, let pass = entry.content.playlistName.flatMap(passNanoseconds) {
             end = UTCInstant(nanosecondsSinceEpoch: saturatingSum(start.nanosecondsSinceEpoch, pass))
         } else {
             end = zone.instant(for: LocalDateTime(date: date.adding(days: 1), time: .midnight))
         }
         // An interrupt plays its playlist once, even inside a longer window.
-        if entry.isInterrupt, entry.end != nil, let pass = passNanoseconds(entry.playlist) {
+        if entry.isInterrupt, entry.end != nil, let pass = entry.content.playlistName.flatMap(passNanoseconds) {
             end = min(end, UTCInstant(nanosecondsSinceEpoch: saturatingSum(start.nanosecondsSinceEpoch, pass)))
         }
         guard end > start else { return nil }
@@ -92,7 +118,7 @@ public struct ScheduleResolver: Sendable {
 
     /// How many days before an instant's local date a window containing it may have started.
     func lookbackDays(_ entry: Entry) -> Int {
-        if entry.isInterrupt, entry.end == nil, let pass = passNanoseconds(entry.playlist) {
+        if entry.isInterrupt, entry.end == nil, let pass = entry.content.playlistName.flatMap(passNanoseconds) {
             // An interrupt longer than that is absurd; do not search further back for it.
             return min(Int(pass / 86_400_000_000_000), ScheduleResolver.interruptLookbackDays) + 2
         }
@@ -142,22 +168,58 @@ public struct ScheduleResolver: Sendable {
     /// What plays at `instant`, where in it, and when that next changes.
     public func resolve(at instant: UTCInstant) -> ProgrammeState {
         let win = winner(at: instant)
-        var (state, itemEnd) = place(at: instant, winner: win)
-        state.nextChange = nextWinnerChange(after: instant, current: win, limit: itemEnd)
+        var state = place(at: instant, winner: win)
+        let ends = itemEnds(state)
+        let firstEnd = ends.compactMap { $0 }.min()
+        state.nextChange = nextWinnerChange(after: instant, current: win, limit: firstEnd)
+        if !state.zones.isEmpty {
+            // Each zone changes at its own item's end or the window's change: when the search up to
+            // the first item's end found no window change, search on to the last one's.
+            var windowChange = state.nextChange
+            if let firstEnd, windowChange.map({ $0 >= firstEnd }) ?? true {
+                let lastEnd = ends.contains { $0 == nil } ? nil : ends.compactMap { $0 }.max()
+                windowChange = nextWinnerChange(after: instant, current: win, limit: lastEnd)
+            }
+            setZoneChanges(&state, windowChange: windowChange)
+        }
         return state
     }
 
-    /// The state at `instant` under `win`, without ``ProgrammeState/nextChange``; also when the
-    /// current play of the item ends.
-    func place(at instant: UTCInstant, winner win: (entry: Entry, occurrence: Occurrence)?) -> (ProgrammeState, UTCInstant?) {
-        let playlistName = win?.entry.playlist ?? schedule.fallbackPlaylist
-        let anchor = win?.occurrence.start ?? UTCInstant(nanosecondsSinceEpoch: 0)
+    /// The state at `instant` under `win`, without the next changes.
+    func place(at instant: UTCInstant, winner win: (entry: Entry, occurrence: Occurrence)?) -> ProgrammeState {
+        guard let win else {
+            // The fallback loops as if it had started at the epoch.
+            return place(playlist: schedule.fallbackPlaylist, from: UTCInstant(nanosecondsSinceEpoch: 0), loops: true, at: instant, winner: nil)
+        }
+        switch win.entry.content {
+        case .playlist(let name):
+            return place(playlist: name, from: win.occurrence.start, loops: !win.entry.isInterrupt, at: instant, winner: win)
+        case .layout(let name):
+            var state = place(playlist: nil, from: win.occurrence.start, loops: true, at: instant, winner: win)
+            state.layoutName = name
+            if let layout = schedule.layouts[name] {
+                let sound = layout.soundZoneIndex
+                state.zones = layout.zones.enumerated().map { index, zone in
+                    // Each zone's playlist runs from the window's start, as a playlist entry's would.
+                    ZoneState(zone: zone, playsSound: index == sound,
+                              state: place(playlist: zone.playlist, from: win.occurrence.start, loops: !win.entry.isInterrupt, at: instant, winner: win))
+                }
+            }
+            return state
+        }
+    }
+
+    /// Where `playlistName`, started at `anchor` and looping (or, for an interrupt, played once),
+    /// is at `instant`: the one placement every playlist goes through — an entry's, the fallback's
+    /// and each zone's of a layout.
+    func place(playlist playlistName: String?, from anchor: UTCInstant, loops: Bool, at instant: UTCInstant,
+               winner win: (entry: Entry, occurrence: Occurrence)?) -> ProgrammeState {
         var state = ProgrammeState(instant: instant, entry: win?.entry, occurrence: win?.occurrence, playlistName: playlistName,
-                                   itemIndex: nil, repetition: 0, position: .zero, mediaTime: .zero, itemStart: nil, nextChange: nil)
-        var itemEnd: UTCInstant?
+                                   itemIndex: nil, repetition: 0, position: .zero, mediaTime: .zero, itemStart: nil, itemEnd: nil,
+                                   nextChange: nil)
         if let playlistName, let playlist = schedule.playlists[playlistName] {
             let elapsed = saturatingSum(instant.nanosecondsSinceEpoch, -anchor.nanosecondsSinceEpoch)
-            if let place = locate(elapsed: elapsed, in: playlist, loops: !(win?.entry.isInterrupt ?? false)) {
+            if let place = locate(elapsed: elapsed, in: playlist, loops: loops) {
                 let item = playlist.items[place.index]
                 state.itemIndex = place.index
                 state.repetition = place.repetition
@@ -165,14 +227,27 @@ public struct ScheduleResolver: Sendable {
                 state.mediaTime = (item.inPoint ?? .zero) + state.position
                 state.itemStart = UTCInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch - place.position)
                 if let remaining = place.remaining {
-                    itemEnd = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, remaining))
+                    state.itemEnd = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, remaining))
                 }
             }
         }
-        return (state, itemEnd)
+        return state
     }
 
-    /// Every change from `from` (whose state comes first) up to but excluding `to`. Each state is
+    /// When the state's items end: the playlist's item's, or each zone's (`nil`: does not end).
+    func itemEnds(_ state: ProgrammeState) -> [UTCInstant?] {
+        state.layoutName == nil ? [state.itemEnd] : state.zones.map(\.state.itemEnd)
+    }
+
+    /// Each zone's next change: its item's end or `windowChange`, whichever comes first.
+    func setZoneChanges(_ state: inout ProgrammeState, windowChange: UTCInstant?) {
+        for index in state.zones.indices {
+            state.zones[index].state.nextChange = earlier(state.zones[index].state.itemEnd, windowChange)
+        }
+    }
+
+    /// Every change from `from` (whose state comes first) up to but excluding `to`: each window
+    /// change and each item change (for a layout, each change of any zone's item). Each state is
     /// the one ``resolve(at:)`` gives for its instant. With `entriesOnly`, only changes of the
     /// winning window are listed (and each state's ``ProgrammeState/nextChange`` is the next window change).
     public func timeline(from: UTCInstant, to: UTCInstant, entriesOnly: Bool = false, maximumChanges: Int = 100_000) -> [ProgrammeState] {
@@ -185,16 +260,10 @@ public struct ScheduleResolver: Sendable {
             let windowChange = nextWinnerChange(after: instant, current: win, limit: nil, searchingAtLeastTo: to)
             var t = instant
             while true {
-                var (state, itemEnd) = place(at: t, winner: win)
-                let next: UTCInstant?
-                if entriesOnly {
-                    next = windowChange
-                } else if let itemEnd, let windowChange {
-                    next = min(itemEnd, windowChange)
-                } else {
-                    next = itemEnd ?? windowChange
-                }
+                var state = place(at: t, winner: win)
+                let next = entriesOnly ? windowChange : earlier(itemEnds(state).compactMap { $0 }.min(), windowChange)
                 state.nextChange = next
+                setZoneChanges(&state, windowChange: windowChange)
                 states.append(state)
                 guard let n = next, n > t, n < to, states.count < maximumChanges else { return states }
                 t = n
@@ -296,6 +365,13 @@ public struct ScheduleResolver: Sendable {
         }
         return nil
     }
+}
+
+/// The earlier of two instants, `nil` standing for "never".
+func earlier(_ a: UTCInstant?, _ b: UTCInstant?) -> UTCInstant? {
+    guard let a else { return b }
+    guard let b else { return a }
+    return min(a, b)
 }
 
 /// Sums and products that stop at the ends of `Int64` instead of trapping: a schedule may name

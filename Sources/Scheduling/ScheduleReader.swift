@@ -93,14 +93,16 @@ struct ScheduleDecoder {
         baseDirectory = base
     }
 
-    static let topKeys = ["version", "timezone", "fallback", "display", "restart", "playlists", "entries"]
-    static let displayKeys = ["mode", "rotation", "gravity", "connector"]
+    static let topKeys = ["version", "timezone", "fallback", "display", "restart", "playlists", "layouts", "entries"]
+    static let displayKeys = ["mode", "rotation", "gravity", "connector", "wall", "crop"]
     static let restartKeys = ["retries", "backoff", "backoff_multiplier", "max_backoff", "on_failure", "fallback_after"]
     static let playlistKeys = ["items"]
     static let itemKeys = ["video", "url", "image", "duration", "volume", "mute", "gravity", "in", "out", "repeat", "overlays"]
     static let overlayKeys = ["image", "text", "rect", "z", "opacity", "fade_in", "fade_out", "at", "duration",
                               "font_size", "color", "background", "ticker", "ticker_speed"]
-    static let entryKeys = ["playlist", "priority", "interrupt", "days", "start", "end", "from", "until", "rrule", "exdates"]
+    static let layoutKeys = ["background", "zones"]
+    static let zoneKeys = ["name", "rect", "playlist", "gravity", "audio", "z"]
+    static let entryKeys = ["playlist", "layout", "priority", "interrupt", "days", "start", "end", "from", "until", "rrule", "exdates"]
 
     mutating func decode(_ root: DocumentNode) -> Schedule? {
         guard let table = log.table(root, "the schedule") else { return nil }
@@ -134,16 +136,26 @@ struct ScheduleDecoder {
                 if let playlist = decodePlaylist(name: name, lists[name]!) { playlists[name] = playlist }
             }
         }
+        var layouts: [String: Layout] = [:]
+        if let node = table["layouts"], let list = log.table(node, "layouts") {
+            for name in list.keys {
+                if let layout = decodeLayout(name: name, list[name]!, playlists: playlists) { layouts[name] = layout }
+            }
+        }
         var entries: [Entry] = []
         if let node = table["entries"], let list = log.table(node, "entries") {
             for name in list.keys {
-                if let entry = decodeEntry(name: name, list[name]!, playlists: playlists) { entries.append(entry) }
+                if let entry = decodeEntry(name: name, list[name]!, playlists: playlists, layouts: layouts) { entries.append(entry) }
             }
         }
         var fallback: String?
         if let node = table["fallback"], let name = log.string(node, "fallback") {
             if playlists[name] == nil {
-                reportUnknownPlaylist(name, node.location, playlists)
+                if layouts[name] != nil {
+                    log.error(.unknownPlaylist, node.location, "no playlist named \"\(name)\": \"\(name)\" is a layout, and the fallback plays one playlist full screen")
+                } else {
+                    reportUnknownPlaylist(name, node.location, playlists)
+                }
             }
             fallback = name
         }
@@ -151,7 +163,7 @@ struct ScheduleDecoder {
             log.error(.emptySchedule, root.location, "the schedule has no entries and no fallback playlist: nothing would ever play")
         }
         return Schedule(version: version, sourcePath: path, baseDirectory: baseDirectory, timeZone: zone, display: display,
-                        restartPolicy: restart, playlists: playlists, entries: entries, fallbackPlaylist: fallback)
+                        restartPolicy: restart, playlists: playlists, layouts: layouts, entries: entries, fallbackPlaylist: fallback)
     }
 
     static func zoneSuggestion(_ name: String) -> String? {
@@ -189,6 +201,13 @@ struct ScheduleDecoder {
         }
         if let n = table["gravity"], let g = log.gravity(n) { settings.gravity = g }
         if let n = table["connector"], let c = log.string(n, "connector") { settings.connector = c }
+        if let wall = table["wall"], let crop = table["crop"] {
+            log.error(.invalidValue, crop.location, "give [display] wall or crop, not both (wall at line \(wall.location.line))")
+        } else if let n = table["wall"] {
+            settings.wall = log.wallTile(n)
+        } else if let n = table["crop"] {
+            settings.wall = log.wallCrop(n)
+        }
         return settings
     }
 
@@ -326,25 +345,7 @@ struct ScheduleDecoder {
             }
         }
         var rect = OverlayRect(x: 0, y: 0, width: 1, height: 1)
-        if let n = table["rect"] {
-            if let values = log.array(n, "rect") {
-                let numbers = values.compactMap { element -> Double? in
-                    switch element.value {
-                    case .integer(let i): return Double(i)
-                    case .float(let f): return f
-                    default: return nil
-                    }
-                }
-                if numbers.count != 4 || values.count != 4 {
-                    log.error(.invalidValue, n.location, "rect is [x, y, width, height] as fractions of the screen, e.g. [0.7, 0.05, 0.25, 0.1]")
-                } else if numbers.contains(where: { $0 < 0 || $0 > 1 }) || numbers[2] <= 0 || numbers[3] <= 0
-                            || numbers[0] + numbers[2] > 1.000001 || numbers[1] + numbers[3] > 1.000001 {
-                    log.error(.outOfRange, n.location, "rect \(numbers) does not fit on the screen (fractions 0…1; x+width and y+height at most 1)")
-                } else {
-                    rect = OverlayRect(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3])
-                }
-            }
-        }
+        if let n = table["rect"], let r = self.rect(n) { rect = r }
         var overlay = Overlay(content: content ?? .text(Overlay.TextStyle(text: "")), rect: rect, cue: .absolute(.zero), location: node.location)
         if let n = table["z"], let v = log.integer(n, "z") { overlay.zIndex = Int(v) }
         if let n = table["opacity"], let v = log.number(n, "opacity") {
@@ -369,18 +370,16 @@ struct ScheduleDecoder {
         return overlay
     }
 
-    mutating func decodeEntry(name: String, _ node: DocumentNode, playlists: [String: Playlist]) -> Entry? {
+    mutating func decodeEntry(name: String, _ node: DocumentNode, playlists: [String: Playlist], layouts: [String: Layout]) -> Entry? {
         guard let table = log.table(node, "entry \"\(name)\"") else { return nil }
         log.checkKeys(table, Self.entryKeys, context: "entry \"\(name)\"")
-        guard let playlistNode = table["playlist"] else {
-            log.error(.missingKey, node.location, "entry \"\(name)\" needs a \"playlist\"")
+        var isInterrupt = false
+        if let n = table["interrupt"], let b = log.bool(n, "interrupt") { isInterrupt = b }
+        guard let content = decodeEntryContent(name: name, table, node.location, isInterrupt: isInterrupt, playlists: playlists, layouts: layouts) else {
             return nil
         }
-        guard let playlist = log.string(playlistNode, "playlist") else { return nil }
-        if playlists[playlist] == nil { reportUnknownPlaylist(playlist, playlistNode.location, playlists) }
-        var entry = Entry(name: name, playlist: playlist, location: node.location)
+        var entry = Entry(name: name, content: content, isInterrupt: isInterrupt, location: node.location)
         if let n = table["priority"], let v = log.integer(n, "priority") { entry.priority = Int(v) }
-        if let n = table["interrupt"], let b = log.bool(n, "interrupt") { entry.isInterrupt = b }
         if let n = table["days"], let values = log.array(n, "days") {
             var days = Set<Weekday>()
             for value in values {
@@ -431,7 +430,142 @@ struct ScheduleDecoder {
         return entry
     }
 
+    /// What an entry plays: exactly one of `playlist` and `layout`, which must exist; an interrupt
+    /// takes the whole screen, so it names a playlist.
+    mutating func decodeEntryContent(name: String, _ table: DocumentTable, _ location: SourceLocation, isInterrupt: Bool,
+                                     playlists: [String: Playlist], layouts: [String: Layout]) -> EntryContent? {
+        let playlistNode = table["playlist"], layoutNode = table["layout"]
+        if let playlistNode, let layoutNode {
+            let (first, second) = playlistNode.location < layoutNode.location ? ("playlist", layoutNode) : ("layout", playlistNode)
+            log.error(.conflictingKeys, second.location, "entry \"\(name)\" has both \"\(first)\" and \"\(first == "playlist" ? "layout" : "playlist")\"; an entry plays one playlist or one layout")
+            return nil
+        }
+        if let playlistNode {
+            guard let playlist = log.string(playlistNode, "playlist") else { return nil }
+            if playlists[playlist] == nil {
+                if layouts[playlist] != nil {
+                    log.error(.unknownPlaylist, playlistNode.location, "no playlist named \"\(playlist)\": \"\(playlist)\" is a layout (write layout = \"\(playlist)\")")
+                } else {
+                    reportUnknownPlaylist(playlist, playlistNode.location, playlists)
+                }
+            }
+            return .playlist(playlist)
+        }
+        if let layoutNode {
+            guard let layout = log.string(layoutNode, "layout") else { return nil }
+            if isInterrupt {
+                log.error(.conflictingKeys, layoutNode.location, "interrupt \"\(name)\" names a layout: interrupts still take the whole screen, so an interrupt plays one \"playlist\"")
+                return nil
+            }
+            if layouts[layout] == nil {
+                if playlists[layout] != nil {
+                    log.error(.unknownLayout, layoutNode.location, "no layout named \"\(layout)\": \"\(layout)\" is a playlist (write playlist = \"\(layout)\")")
+                } else {
+                    let hint = nearestMatch(to: layout, in: layouts.keys.sorted()).map { " (did you mean \"\($0)\"?)" } ?? ""
+                    log.error(.unknownLayout, layoutNode.location, "no layout named \"\(layout)\"\(hint)")
+                }
+            }
+            return .layout(layout)
+        }
+        log.error(.missingKey, location, "entry \"\(name)\" needs a \"playlist\" or a \"layout\"")
+        return nil
+    }
+
+    mutating func decodeLayout(name: String, _ node: DocumentNode, playlists: [String: Playlist]) -> Layout? {
+        guard let table = log.table(node, "layout \"\(name)\"") else { return nil }
+        log.checkKeys(table, Self.layoutKeys, context: "layout \"\(name)\"")
+        var layout = Layout(name: name, zones: [], location: node.location)
+        if let n = table["background"], let c = color(n, "background") { layout.background = c }
+        guard let zonesNode = table["zones"] else {
+            log.error(.emptyLayout, node.location, "layout \"\(name)\" has no zones (add [[layouts.\(name).zones]])")
+            return layout
+        }
+        guard let array = log.array(zonesNode, "zones") else { return layout }
+        if array.isEmpty { log.error(.emptyLayout, zonesNode.location, "layout \"\(name)\" has no zones") }
+        // Each zone is checked against the ones before it; a later zone's key carries the message.
+        for element in array {
+            guard let decoded = decodeZone(element, layout: name, playlists: playlists) else { continue }
+            let zone = decoded.zone
+            if let earlier = layout.zones.first(where: { $0.name == zone.name }) {
+                log.error(.duplicateName, decoded.nameLocation, "layout \"\(name)\" has two zones named \"\(zone.name)\" (the other at \(earlier.location)); zone names must differ")
+                continue
+            }
+            if zone.audio == true, let loud = layout.zones.first(where: { $0.audio == true }), let at = decoded.audioLocation {
+                log.error(.conflictingKeys, at, "zones \"\(loud.name)\" and \"\(zone.name)\" of layout \"\(name)\" both have audio = true; at most one zone's sound plays")
+            }
+            for other in layout.zones where other.zIndex == zone.zIndex {
+                guard let overlap = other.rect.intersection(zone.rect) else { continue }
+                let area = [overlap.x, overlap.y, overlap.width, overlap.height].map(Self.fraction).joined(separator: ", ")
+                log.error(.overlappingZones, decoded.rectLocation,
+                          "zones \"\(other.name)\" (\(other.location)) and \"\(zone.name)\" of layout \"\(name)\" overlap at [\(area)] with the same z \(zone.zIndex); give one a higher z, or move it")
+            }
+            layout.zones.append(zone)
+        }
+        return layout
+    }
+
+    mutating func decodeZone(_ node: DocumentNode, layout: String, playlists: [String: Playlist])
+        -> (zone: LayoutZone, nameLocation: SourceLocation, rectLocation: SourceLocation, audioLocation: SourceLocation?)? {
+        guard let table = log.table(node, "a zone") else { return nil }
+        log.checkKeys(table, Self.zoneKeys, context: "a zone of layout \"\(layout)\"")
+        var name: String?
+        if let n = table["name"], let text = log.string(n, "name") {
+            if text.isEmpty { log.error(.invalidValue, n.location, "a zone's name must not be empty") } else { name = text }
+        } else if table["name"] == nil {
+            log.error(.missingKey, node.location, "a zone of layout \"\(layout)\" needs a \"name\"")
+        }
+        var playlist: String?
+        if let n = table["playlist"], let text = log.string(n, "playlist") {
+            if playlists[text] == nil { reportUnknownPlaylist(text, n.location, playlists) }
+            playlist = text
+        } else if table["playlist"] == nil {
+            log.error(.missingKey, node.location, "zone \"\(name ?? "")\" of layout \"\(layout)\" needs a \"playlist\"")
+        }
+        var rect = OverlayRect(x: 0, y: 0, width: 1, height: 1)
+        var rectValid = true
+        if let n = table["rect"] {
+            if let r = self.rect(n) { rect = r } else { rectValid = false }
+        }
+        var zone = LayoutZone(name: name ?? "", rect: rect, playlist: playlist ?? "", location: node.location)
+        if let n = table["gravity"], let g = log.gravity(n) { zone.gravity = g }
+        if let n = table["audio"], let b = log.bool(n, "audio") { zone.audio = b }
+        if let n = table["z"], let v = log.integer(n, "z") { zone.zIndex = Int(v) }
+        // A zone missing what it needs is reported above; checks between zones skip it.
+        guard name != nil, playlist != nil, rectValid else { return nil }
+        return (zone, table["name"]?.location ?? node.location, table["rect"]?.location ?? node.location, table["audio"]?.location)
+    }
+
     // MARK: Values
+
+    /// A fraction for messages: at most four decimals, no trailing zeros ("0.75", "0.0001", "1").
+    static func fraction(_ value: Double) -> String {
+        var text = MediaTime.format(seconds: value, decimals: 4)
+        while text.hasSuffix("0"), text.contains(".") { text.removeLast() }
+        if text.hasSuffix(".") { text.removeLast() }
+        return text
+    }
+
+    /// `[x, y, width, height]` in fractions 0…1 with a positive size, lying within what it is placed on.
+    mutating func rect(_ node: DocumentNode) -> OverlayRect? {
+        guard let values = log.array(node, "rect") else { return nil }
+        let numbers = values.compactMap { element -> Double? in
+            switch element.value {
+            case .integer(let i): return Double(i)
+            case .float(let f): return f
+            default: return nil
+            }
+        }
+        if numbers.count != 4 || values.count != 4 {
+            log.error(.invalidValue, node.location, "rect is [x, y, width, height] as fractions of the screen, e.g. [0.7, 0.05, 0.25, 0.1]")
+            return nil
+        }
+        if numbers.contains(where: { $0 < 0 || $0 > 1 }) || numbers[2] <= 0 || numbers[3] <= 0
+            || numbers[0] + numbers[2] > 1.000001 || numbers[1] + numbers[3] > 1.000001 {
+            log.error(.outOfRange, node.location, "rect \(numbers) does not fit on the screen (fractions 0…1; x+width and y+height at most 1)")
+            return nil
+        }
+        return OverlayRect(x: numbers[0], y: numbers[1], width: numbers[2], height: numbers[3])
+    }
 
     func resolve(_ written: String) -> String {
         if written.hasPrefix("/") { return written }

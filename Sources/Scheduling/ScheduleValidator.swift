@@ -131,8 +131,8 @@ public enum ScheduleValidator {
         // Interrupts must know when to hand back.
         let resolver = ScheduleResolver(schedule: withDurations)
         for entry in withDurations.entries where entry.isInterrupt && entry.end == nil {
-            if withDurations.playlists[entry.playlist] != nil, resolver.passNanoseconds(entry.playlist) == nil {
-                log.warning(.unknownDuration, entry.location, "interrupt \"\(entry.name)\" has no \"end\" and the length of playlist \"\(entry.playlist)\" is not known; it will run until midnight")
+            if let playlist = entry.content.playlistName, withDurations.playlists[playlist] != nil, resolver.passNanoseconds(playlist) == nil {
+                log.warning(.unknownDuration, entry.location, "interrupt \"\(entry.name)\" has no \"end\" and the length of playlist \"\(playlist)\" is not known; it will run until midnight")
             }
         }
         checkOverlaps(resolver, referenceDate: referenceDate, log: &log)

@@ -29,7 +29,7 @@ struct TickerSpec: Sendable {
     }
 
     /// Where the line is when its left edge is `offset` pixels from the rectangle's right edge, leftwards.
-    func frame(at offset: Int) -> OverlayFrame {
+    func frame(at offset: Int) -> LayerFrame {
         .pixels(x: x + width - offset, y: y, width: lineWidth, height: height)
     }
 
@@ -75,6 +75,10 @@ struct ItemPlan: Sendable {
 /// it is drawn, adds the overlay to the display's layers in that same refresh (the display applies layer
 /// changes after asking its source), and logs `overlay-shown` with the frame's time once the display
 /// reports it presented. Item changes, gravity and volume switch on the first frame of the new item.
+///
+/// The show's player shows through a gate in the display's root layer; each other zone of a layout
+/// through a gate of its own in the zone's ``PlayerLayer`` (overlays go on the display's layers,
+/// already placed in the zone).
 final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
     private struct State {
         var inner: (any VideoFrameSource)?
@@ -94,13 +98,24 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
         var waiting: [UInt64: [(PresentationEvent.Kind, String)]] = [:]
     }
 
-    private let display: any Display
+    /// Where the pictures go: the display (its root layer) or a zone's layer.
+    private let output: any VideoSink
+    private let layers: LayerStack
     private let log: ShowLog
     private let state = LockedValue(State())
     private let onItemChange: @Sendable (ItemPlan) -> Void
 
     init(display: any Display, log: ShowLog, onItemChange: @escaping @Sendable (ItemPlan) -> Void) {
-        self.display = display
+        self.output = display
+        self.layers = display.layers
+        self.log = log
+        self.onItemChange = onItemChange
+    }
+
+    /// A gate showing in `layer` of `display`.
+    init(layer: PlayerLayer, of display: any Display, log: ShowLog, onItemChange: @escaping @Sendable (ItemPlan) -> Void) {
+        self.output = layer
+        self.layers = display.layers
         self.log = log
         self.onItemChange = onItemChange
     }
@@ -118,14 +133,17 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
 
     // MARK: VideoSink (the engine's side)
 
-    var refreshInterval: MediaTime { display.refreshInterval }
-    var outputSize: (width: Int, height: Int) { display.outputSize }
+    var refreshInterval: MediaTime { output.refreshInterval }
+    var outputSize: (width: Int, height: Int) { output.outputSize }
 
-    func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { display.setFailureHandler(handler) }
+    func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { output.setFailureHandler(handler) }
+
+    /// The layer the gate shows in: the display's own full-screen layer, or a zone's.
+    var videoLayer: PlayerLayer? { output.videoLayer }
 
     func setSource(_ source: (any VideoFrameSource)?) {
         state.withLock { $0.inner = source }
-        display.setSource(source == nil ? nil : self)
+        output.setSource(source == nil ? nil : self)
     }
 
     // MARK: VideoFrameSource (the display's side, render thread)
@@ -134,7 +152,7 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
         let (inner, player) = state.withLock { ($0.inner, $0.player) }
         guard let inner else { return nil }
         let content = inner.content(for: tick)
-        let layers = display.layers
+        let layers = self.layers
         guard let player, let item = player.currentItem, player.timeControlStatus != .waitingToPlayAtSpecifiedRate(.itemFailed) else {
             // Nothing plays, or a failed item is held while the supervisor decides: the last picture
             // stays, but no overlay of it stays frozen on screen.
@@ -151,7 +169,7 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
                 state.current = id
                 state.plan = state.plans[id]
                 if let plan = state.plan {
-                    if layers.gravity != plan.gravity { layers.gravity = plan.gravity }
+                    if let video = output.videoLayer, video.videoGravity != plan.gravity { video.videoGravity = plan.gravity }
                     changedPlan = plan
                 }
             }

@@ -212,14 +212,10 @@ public final class ProofOfPlay: Sendable {
 
     // MARK: Time
 
-    static func realTime() -> Int64 {
-        var spec = timespec()
-        clock_gettime(CLOCK_REALTIME, &spec)
-        return Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec)
-    }
+    static func realTime() -> Int64 { MonotonicClock.wallClockNanosecondsNow() }
 
     /// CLOCK_REALTIME minus CLOCK_MONOTONIC now: turns presentation host times into UTC.
-    static func wallOffset() -> Int64 { realTime() - MonotonicClock().now().nanoseconds }
+    static func wallOffset() -> Int64 { MonotonicClock.wallClockOffsetNanoseconds() }
 
     /// `2026-11-25T08:00:01.250Z`.
     public static func iso(_ nanoseconds: Int64) -> String {

@@ -1,9 +1,6 @@
 public import MediaTime
 public import Scheduling
 import Threading
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// The wall clock a show runs on: the system's real time, shifted by an offset, or a chosen instant
 /// (`--start-at`) that then advances with a host clock. Tests and operators use the latter to see what
@@ -18,9 +15,24 @@ public struct ShowClock: Sendable {
     /// Steps applied on top (a test's clock step, an operator's changed offset).
     let shift: WallClockShift?
 
-    /// The system's real time plus `offset` seconds (`--clock-offset`).
-    public static func system(offsetSeconds: Double = 0) -> ShowClock {
-        ShowClock(base: .realTime(offsetNanoseconds: Int64((offsetSeconds * 1e9).rounded())), shift: nil)
+    /// The system's real time plus `offset` seconds (`--clock-offset`); `shift` steps it while it
+    /// runs (`--clock-step`, a diagnostic: what an NTP step does to a screen).
+    public static func system(offsetSeconds: Double = 0, shift: WallClockShift? = nil) -> ShowClock {
+        ShowClock(base: .realTime(offsetNanoseconds: Int64((offsetSeconds * 1e9).rounded())), shift: shift)
+    }
+
+    /// How far this clock is from `host`'s wall clock (CLOCK_REALTIME, or a test's manual wall
+    /// clock) now: the offset a player following this show's clock adds to it.
+    public func offset(fromWallClockOf host: any HostClock) -> MediaTime {
+        let shifted = MediaTime.nanoseconds(shift?.nanoseconds ?? 0)
+        switch base {
+        case .realTime(let offset):
+            return .nanoseconds(offset) + shifted
+        case .anchored(let start, let hostStart, let clock):
+            // This clock advances with `clock` from `start`; the player's with `host`'s wall clock.
+            return .nanoseconds(start.nanosecondsSinceEpoch) - host.wallClockTime(at: hostStart) + shifted
+                + (host.now() - clock.now())
+        }
     }
 
     /// `start` now, advancing with `host` (`--start-at`; a ``ManualClock`` in tests).
@@ -41,9 +53,7 @@ public struct ShowClock: Sendable {
     private func baseNow() -> UTCInstant {
         switch base {
         case .realTime(let offset):
-            var spec = timespec()
-            clock_gettime(CLOCK_REALTIME, &spec)
-            return UTCInstant(nanosecondsSinceEpoch: Int64(spec.tv_sec) * 1_000_000_000 + Int64(spec.tv_nsec) + offset)
+            return UTCInstant(nanosecondsSinceEpoch: MonotonicClock.wallClockNanosecondsNow() + offset)
         case .anchored(let start, let hostStart, let host):
             let elapsed = max(.zero, host.now() - hostStart)
             return UTCInstant(nanosecondsSinceEpoch: start.nanosecondsSinceEpoch + elapsed.nanoseconds)

@@ -33,14 +33,21 @@ enum ShowItems {
     }
 
     /// What the show does while `item` plays: overlays placed in the media's timeline (cues count from
-    /// the in point), gravity and volume.
+    /// the in point), gravity and volume. In a layout's `zone`, overlay rectangles are fractions of
+    /// the zone.
     static func plan(for item: MediaItem, defaultGravity: VideoGravity, screenWidth: Int, screenHeight: Int,
-                     log: (String) -> Void) -> ItemPlan {
+                     zone: OverlayRect? = nil, log: (String) -> Void) -> ItemPlan {
         let inPoint = item.source.isStill ? MediaTime.zero : (item.inPoint ?? .zero)
         var plan = ItemPlan(gravity: item.gravity ?? defaultGravity)
         plan.isStill = item.source.isStill
         plan.volume = item.isMuted ? 0 : Float(min(max(item.volume, 0), 1))
-        for (overlay, range) in item.overlayTimeline() {
+        for (written, range) in item.overlayTimeline() {
+            var overlay = written
+            if let zone {
+                let rect = written.rect
+                overlay.rect = OverlayRect(x: zone.x + rect.x * zone.width, y: zone.y + rect.y * zone.height,
+                                           width: rect.width * zone.width, height: rect.height * zone.height)
+            }
             guard let screen = screenOverlay(overlay, screenHeight: screenHeight, log: log) else { continue }
             let end: MediaTime? = range.end.isNumeric ? inPoint + range.end : nil
             var cue = CueSpec(label: label(overlay), overlay: screen, start: inPoint + range.start, end: end)
@@ -61,7 +68,7 @@ enum ShowItems {
 
     /// The compositor's overlay for a schedule overlay; `nil` (logged) when its picture cannot be read.
     static func screenOverlay(_ overlay: Overlay, screenHeight: Int, log: (String) -> Void) -> OverlayLayer? {
-        let frame = OverlayFrame.relative(x: overlay.rect.x, y: overlay.rect.y, width: overlay.rect.width, height: overlay.rect.height)
+        let frame = LayerFrame.relative(x: overlay.rect.x, y: overlay.rect.y, width: overlay.rect.width, height: overlay.rect.height)
         let content: OverlayLayer.Content
         switch overlay.content {
         case .image(let path):

@@ -13,18 +13,23 @@ import Threading
 public final class ShowLog: Sendable {
     private let writer: PresentationLogWriter?
     private let observer: (@Sendable (PresentationRecord) -> Void)?
+    private let zoneObserver: (@Sendable (PresentationRecord) -> Void)?
     private let lastFrame = LockedValue<PresentedFrame?>(nil)
     let screenshots: ScreenshotTaker?
 
     /// - Parameters:
     ///   - writer: the presentation log file, if any.
     ///   - screenshots: screenshots to take of presented frames, if any.
-    ///   - observer: also receives every record (tests collect them).
+    ///   - observer: also receives every record of the show's player and the show (metrics, proof
+    ///     of play, tests).
+    ///   - zoneObserver: receives the records of a layout's other zones' players (tests).
     public init(writer: PresentationLogWriter?, screenshots: ScreenshotTaker? = nil,
-                observer: (@Sendable (PresentationRecord) -> Void)? = nil) {
+                observer: (@Sendable (PresentationRecord) -> Void)? = nil,
+                zoneObserver: (@Sendable (PresentationRecord) -> Void)? = nil) {
         self.writer = writer
         self.screenshots = screenshots
         self.observer = observer
+        self.zoneObserver = zoneObserver
     }
 
     /// Takes one record (from the engine or the show).
@@ -35,6 +40,13 @@ public final class ShowLog: Sendable {
         }
         writer?.write(record)
         observer?(record)
+    }
+
+    /// The log of a layout zone's player (``ZonePlayers``): into the same presentation log (its
+    /// frame lines name the zone's layer), with its own last frame for its events, but not into
+    /// what follows the show's own player — screenshots by item time, metrics and proof of play.
+    func zoneLog() -> ShowLog {
+        ShowLog(writer: writer, observer: zoneObserver)
     }
 
     /// The last presented frame.

@@ -35,7 +35,9 @@ public final class ShowRunner: @unchecked Sendable {
         public var gravity: VideoGravity?
         /// A supervised item whose first frame has not come after this long is reported stalled
         /// (opening a network stream or a file on a slow disk may take seconds; a source that never
-        /// sends does not end on its own).
+        /// sends does not end on its own). 20 s: longer than the pipeline's own limits (15 s to
+        /// open, 10 s for a silent connection), so a stream that sends a little and stops is
+        /// probed with what it sent and shows it, rather than racing the pipeline's timeout.
         public var firstFrameTimeout: MediaTime
         /// A supervised item whose video ran out of frames before its end is reported stalled
         /// after this long without a new one. A still picture, a paused show and the last frame held
@@ -43,7 +45,7 @@ public final class ShowRunner: @unchecked Sendable {
         public var stallTimeout: MediaTime
 
         public init(clock: ShowClock = .system(), automaticTicks: Bool = true, watchesFile: Bool = true, gravity: VideoGravity? = nil,
-                    firstFrameTimeout: MediaTime = MediaTime(value: 10, timescale: 1),
+                    firstFrameTimeout: MediaTime = MediaTime(value: 20, timescale: 1),
                     stallTimeout: MediaTime = MediaTime(value: 5, timescale: 1)) {
             self.clock = clock
             self.automaticTicks = automaticTicks
@@ -110,6 +112,8 @@ public final class ShowRunner: @unchecked Sendable {
     // Confined to `queue`.
     var schedule: Schedule
     var resolver: ScheduleResolver
+    /// A layout's zones other than the sound zone, each with its own player and layer.
+    let zones: ZonePlayers
     var placements: [ObjectIdentifier: Placement] = [:]
     var tailEnd: UTCInstant?
     /// After a reload, the item that plays until the next boundary (no cut while it is current).
@@ -145,10 +149,12 @@ public final class ShowRunner: @unchecked Sendable {
         self.logger = logger
         hasSound = audioSink != nil
         self.hostClock = hostClock
+        zones = ZonePlayers(display: display, hostClock: hostClock, log: log, logger: logger)
         let gate = CueGate(display: display, log: log) { plan in audioSink?.setVolume(plan.volume) }
         self.gate = gate
         self.audioSink = audioSink
         let player = QueuePlayer(items: [], videoSink: gate, audioSink: audioSink, clock: hostClock)
+        player.sourceClock = .wallClock(offset: configuration.clock.offset(fromWallClockOf: hostClock))
         engine = LockedValue(player)
         gate.attach(player)
         player.setPresentationHandler { record in log.record(record) }
@@ -161,6 +167,7 @@ public final class ShowRunner: @unchecked Sendable {
         watcher?.stop()
         eventTask?.cancel()
         reports?.finish()
+        zones.stop()
         player.invalidate()
     }
 
@@ -169,7 +176,9 @@ public final class ShowRunner: @unchecked Sendable {
         queue.sync {
             started = true
             logLoaded()
-            rebuild(at: configuration.clock.now())
+            let now = configuration.clock.now()
+            rebuild(at: now)
+            updateZones(now: now, winner: resolver.winner(at: now))
         }
         player.play()
         if configuration.automaticTicks {
@@ -203,6 +212,7 @@ public final class ShowRunner: @unchecked Sendable {
         timer?.cancel()
         watcher?.stop()
         events?.cancel()
+        queue.sync { zones.stop() }
         player.invalidate()
     }
 
@@ -248,6 +258,7 @@ public final class ShowRunner: @unchecked Sendable {
             let old = player
             old.invalidate()
             let new = QueuePlayer(items: [], videoSink: gate, audioSink: audioSink, clock: hostClock)
+            new.sourceClock = .wallClock(offset: configuration.clock.offset(fromWallClockOf: hostClock))
             engine.withLock { $0 = new }
             gate.attach(new)
             new.setPresentationHandler { [log] record in log.record(record) }
@@ -355,14 +366,19 @@ public final class ShowRunner: @unchecked Sendable {
 
     private func step() {
         guard !stopped else { return }
-        defer { keepPlaying() }
+        let now = configuration.clock.now()
+        let winner = resolver.winner(at: now)
+        defer {
+            keepPlaying()
+            updateZones(now: now, winner: winner)
+        }
         let queued = player.items()
         gate.retainPlans(for: queued)
         let ids = Set(queued.map(ObjectIdentifier.init))
         placements = placements.filter { ids.contains($0.key) || isHeld($0.value) }
-        let now = configuration.clock.now()
+        followWallClock()
         if clockStepped(now: now) { return }
-        let wanted = key(resolver.winner(at: now))
+        let wanted = key(winner)
         if reports != nil, supervisedStep(wanted: wanted, now: now) { return }
         let current = queued.first.map(ObjectIdentifier.init)
         if current != holdUntilBoundary { holdUntilBoundary = nil }
@@ -386,21 +402,64 @@ public final class ShowRunner: @unchecked Sendable {
         topUp()
     }
 
+    /// Keeps the player on the show's wall clock: its offset from the host's wall clock changes
+    /// when the show's clock is stepped (`--clock-step`, a test's shift) or, for a chosen start
+    /// (`--start-at`), as the host's wall clock slews. The player's pins are wall-clock instants,
+    /// so it sees the change as an error and eases it out, or seeks.
+    private func followWallClock() {
+        let offset = configuration.clock.offset(fromWallClockOf: hostClock)
+        let player = self.player
+        guard case .wallClock(let current) = player.sourceClock else { return }
+        let difference = offset - current
+        if difference > MediaTime(value: 1, timescale: 10_000) || difference < MediaTime(value: -1, timescale: 10_000) {
+            player.sourceClock = .wallClock(offset: offset)
+            zones.follow(offset: offset)
+        }
+    }
+
+    /// Starts, ends and tops up a layout's other zones (the show's player plays its sound zone):
+    /// while `winner`, the entry winning at `now`, names a layout and the show is not standing in
+    /// for it with the fallback playlist.
+    private func updateZones(now: UTCInstant, winner: (entry: Entry, occurrence: Occurrence)?) {
+        guard !stopped else { return }
+        let isLayout = winner?.entry.content.layoutName != nil && fallbackRun == nil
+        zones.update(key: key(winner), isLayout: isLayout, now: now, offset: configuration.clock.offset(fromWallClockOf: hostClock),
+                     resolve: { resolver.resolve(at: $0) }, makeItem: { state, zone in
+                         placedItem(state).map { (item: $0.item, end: $0.placement.end, plan: plan(for: $0.media, placement: $0.placement, zone: zone)) }
+                     })
+    }
+
     /// Whether the wall clock jumped (an NTP step, the date set by hand) by more than a second
-    /// against the host clock since the last tick: then every position the queue was built on is
-    /// wrong, and the programme is resolved again for the new now (`clock-step`). Slews are
-    /// followed at item boundaries as before.
+    /// against the host clock since the last tick (`clock-step`). When the programme at the new
+    /// now still plays the current item, the player follows the step by seeking within it (it
+    /// follows the wall clock: `sync-seek`) and the queue stays; otherwise every position the
+    /// queue was built on is wrong, and the programme is resolved again for the new now.
     private func clockStepped(now: UTCInstant) -> Bool {
         let host = hostClock.now()
         defer { lastTick = (now, host) }
         guard let last = lastTick else { return false }
         let drift = now.since(last.wall) - (host - last.host)
         guard drift > MediaTime(value: 1, timescale: 1) || drift < MediaTime(value: -1, timescale: 1) else { return false }
-        logger.warning("the wall clock stepped by \(MediaTime.format(seconds: drift.seconds, decimals: 3)) s: resolving the programme again")
         log.event(.clockStepped, time: nil, at: MonotonicClock().now(), detail: "\(now)", delay: drift)
+        if stillPlaysCurrentItem(at: now) {
+            logger.warning("the wall clock stepped by \(MediaTime.format(seconds: drift.seconds, decimals: 3)) s: the player seeks to the programme's position")
+            return false
+        }
+        logger.warning("the wall clock stepped by \(MediaTime.format(seconds: drift.seconds, decimals: 3)) s: resolving the programme again")
         rebuild(at: now)
         report(.entryChanged(currentEntryNameOnQueue ?? "nothing"))
         return true
+    }
+
+    /// Whether the programme at `instant` plays the current item's placement (same entry, same
+    /// playlist item, same start), part-way in.
+    private func stillPlaysCurrentItem(at instant: UTCInstant) -> Bool {
+        guard case .none = hold, fallbackRun == nil, let current = player.currentItem,
+              let placement = placements[ObjectIdentifier(current)] else { return false }
+        let state = programme(at: instant)
+        return key(state.entry.flatMap { entry in state.occurrence.map { (entry, $0) } }) == placement.entryKey
+            && state.playlistName == placement.programmeItem.playlist && state.itemIndex == placement.programmeItem.index
+            && (state.itemStart ?? state.instant) == placement.start && (placement.end.map { instant < $0 } ?? true)
     }
 
     /// The engine stops (rate 0) when its queue runs empty, as AVQueuePlayer does: a show that
@@ -413,7 +472,7 @@ public final class ShowRunner: @unchecked Sendable {
     /// Replaces the whole queue with what plays at `instant` and what follows it; `alone`: only
     /// what plays then (a retry), on probation until it presents.
     func rebuild(at instant: UTCInstant, alone: Bool = false) {
-        let state = resolver.resolve(at: instant)
+        let state = programme(at: instant)
         holdUntilBoundary = nil
         hold = .none
         probation = nil
@@ -440,7 +499,7 @@ public final class ShowRunner: @unchecked Sendable {
         var guardCount = 0
         while player.items().count < 3, let tail = tailEnd, guardCount < 8 {
             guardCount += 1
-            let state = resolver.resolve(at: tail)
+            let state = programme(at: tail)
             guard let made = makeItem(state) else {
                 tailEnd = state.nextChange.flatMap { $0 > tail ? $0 : nil }
                 break
@@ -459,12 +518,45 @@ public final class ShowRunner: @unchecked Sendable {
         return "\(winner.entry.name)@\(winner.occurrence.start.nanosecondsSinceEpoch)"
     }
 
+    /// What this show's player plays at `instant`: in a layout's window its sound zone's playlist
+    /// (else its first zone's), in the display's root layer moved to that zone; ``ZonePlayers``
+    /// play the other zones.
+    func programme(at instant: UTCInstant) -> ProgrammeState {
+        let state = resolver.resolve(at: instant)
+        guard state.playlistName == nil, let zone = state.zones.first(where: \.playsSound) ?? state.zones.first else { return state }
+        return zone.state
+    }
+
     /// The engine item for the programme state, registered with its plan and placement.
     private func makeItem(_ state: ProgrammeState) -> PlayerItem? {
+        guard let placed = placedItem(state) else { return nil }
+        register(placed.item, media: placed.media, placement: placed.placement, zone: soundZone(state))
+        return placed.item
+    }
+
+    /// The layout zone whose playlist `state` is, when it is a layout's (the show's player plays
+    /// the sound zone, else the first).
+    private func soundZone(_ state: ProgrammeState) -> LayoutZone? {
+        guard let layoutName = state.entry?.content.layoutName, let layout = schedule.layouts[layoutName],
+              !layout.zones.isEmpty else { return nil }
+        return layout.zones[layout.soundZoneIndex ?? 0]
+    }
+
+    /// The engine item for the programme state, pinned to the wall clock, and where it sits in the
+    /// programme; not registered.
+    private func placedItem(_ state: ProgrammeState) -> (item: PlayerItem, media: MediaItem, placement: Placement)? {
         guard let name = state.playlistName, let playlist = schedule.playlists[name], let index = state.itemIndex,
               playlist.items.indices.contains(index) else { return nil }
         let media = playlist.items[index]
         let item = ShowItems.playerItem(for: media, withSound: hasSound, from: state.position)
+        // The item's first media time is due at the instant it is resolved for: the player keeps
+        // it on the wall clock there, so screens with the same schedule show the same frame. A
+        // network stream is not: it comes as it is sent and cannot be sought, so one that took a
+        // while to open would be late by that much for good (every frame dropped); the player pins
+        // it where its first frame shows.
+        if !media.source.isNetworkStream {
+            item.wallClockPin = WallClockPin(time: item.currentTime(), wallClockTime: .nanoseconds(state.instant.nanosecondsSinceEpoch))
+        }
         let start = state.itemStart ?? state.instant
         var end: UTCInstant?
         if let length = media.playDuration, length.isNumeric { end = start.advanced(by: length) }
@@ -472,24 +564,31 @@ public final class ShowRunner: @unchecked Sendable {
             // The entry's window ends first: the item is cut there (the tick re-resolves).
             end = end ?? change
         }
-        register(item, media: media, placement: Placement(
+        let placement = Placement(
             entryKey: key(state.entry.flatMap { entry in state.occurrence.map { (entry, $0) } }),
             entryName: state.entry?.name ?? "fallback", start: start, end: end,
-            programmeItem: ProgrammeItem(playlist: name, index: index, source: media.source.location), isStill: media.source.isStill))
-        return item
+            programmeItem: ProgrammeItem(playlist: name, index: index, source: media.source.location), isStill: media.source.isStill)
+        return (item, media, placement)
     }
 
     /// Gives `item` its plan (overlays, gravity, volume) and its place in the programme.
-    func register(_ item: PlayerItem, media: MediaItem, placement: Placement) {
-        let gravity = configuration.gravity ?? schedule.display.gravity
-        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.outputSize.width,
-                                  screenHeight: display.outputSize.height) { [logger] in
+    func register(_ item: PlayerItem, media: MediaItem, placement: Placement, zone: LayoutZone? = nil) {
+        gate.setPlan(plan(for: media, placement: placement, zone: zone), for: item)
+        placements[ObjectIdentifier(item)] = placement
+    }
+
+    /// What the show does while an item of `media` plays at `placement`: its overlays (in `zone`'s
+    /// terms in a layout), gravity (the command line's, else the item's, else the zone's, else the
+    /// schedule's) and volume.
+    func plan(for media: MediaItem, placement: Placement, zone: LayoutZone?) -> ItemPlan {
+        let gravity = configuration.gravity ?? zone?.gravity ?? schedule.display.gravity
+        var plan = ShowItems.plan(for: media, defaultGravity: gravity, screenWidth: display.canvasSize.width,
+                                  screenHeight: display.canvasSize.height, zone: zone?.rect) { [logger] in
             logger.warning("\($0)")
         }
         if configuration.gravity != nil { plan.gravity = gravity }
         plan.entry = placement.entryName
         plan.programmeItem = placement.programmeItem
-        gate.setPlan(plan, for: item)
-        placements[ObjectIdentifier(item)] = placement
+        return plan
     }
 }

@@ -7,7 +7,7 @@ import Musl
 #endif
 
 /// Reads a journal for async callers without blocking them: each read opens the journal, reads
-/// and closes it on a thread of its own (`vitrine-journal`, niced like the inspector), so one
+/// and closes it on a thread of its own (`vitrine-journal`, in SCHED_IDLE like the inspector), so one
 /// `sd_journal` only ever sees one thread. At most `maximumConcurrentReads` run at once; a read
 /// asked for beyond that fails at once with `EBUSY` instead of queueing.
 public final class JournalReader: Sendable {
@@ -54,7 +54,7 @@ public final class JournalReader: Sendable {
         return await withCheckedContinuation { (continuation: CheckedContinuation<Result<Value, JournalError>, Never>) in
             do throws(ThreadStartError) {
                 _ = try NamedThread.start(name: "vitrine-journal") {
-                    ThreadPriority.lowerCurrent(by: 10)
+                    ThreadPriority.makeCurrentIdle()
                     let result = Result(catching: work)
                     running.withLock { $0 -= 1 }
                     continuation.resume(returning: result)

@@ -94,10 +94,11 @@ private final class ThreadStart {
 
 /// Scheduling priority of the calling thread.
 public enum ThreadPriority {
-    /// Makes the calling thread `increment` nicer (lower priority) than it is: work that must never
-    /// take the CPU from the render and audio threads (the HTTP inspector). Returns whether it worked.
+    /// Moves the calling thread to Linux's `SCHED_IDLE` class: it gets only the CPU time no
+    /// normal thread wants, however many of its kind are busy — stronger than any nice value,
+    /// which still takes a share of a saturated CPU (the HTTP inspector). Returns whether it worked.
     @discardableResult
-    public static func lowerCurrent(by increment: Int32) -> Bool {
-        vitrine_renice_current_thread(increment) == 0
+    public static func makeCurrentIdle() -> Bool {
+        vitrine_idle_current_thread() == 0
     }
 }

@@ -59,6 +59,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "How video fills the screen: fit, fill or stretch.")
     var gravity: String?
 
+    @Option(help: ArgumentHelp(
+        "Video walls: show only this part of the picture, in fractions of the whole wall's picture (docs/video-walls.md); over a schedule's or the configuration's [display] wall or crop.",
+        valueName: "X,Y,WIDTH,HEIGHT"))
+    var crop: String?
+
     @Option(name: .customLong("screenshot-at"), help: ArgumentHelp(
         "Write the first frame presented at or after TIME (seconds, item time) as PNG to PATH.", valueName: "TIME=PATH"))
     var screenshotAt: [String] = []
@@ -97,6 +102,11 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(name: .customLong("clock-offset"), help: "Schedules: shift the wall clock by this many seconds.")
     var clockOffset: Double?
 
+    @Option(name: .customLong("clock-step"), help: ArgumentHelp(
+        "Schedules, a diagnostic: AFTER seconds into playing, step this screen's wall clock by SECONDS (negative: back), as an NTP step would; repeatable.",
+        valueName: "AFTER=SECONDS"))
+    var clockSteps: [String] = []
+
     @Flag(help: "Run on a simulated clock, as fast as decoding allows, presenting to a paced null sink (no display, no sound): the presentation log is the one a real-time run on an idle machine would write.")
     var simulatedClock = false
 
@@ -116,8 +126,11 @@ struct PlayCommand: AsyncParsableCommand {
         if !isSchedule && configFile == nil && importDirectory != nil {
             throw ValidationError("--import-directory applies to a schedule (a .toml or .json file)")
         }
-        if !isSchedule && (startAt != nil || clockOffset != nil) {
-            throw ValidationError("--start-at and --clock-offset apply to a schedule (a .toml or .json file)")
+        if !isSchedule && configFile == nil && (startAt != nil || clockOffset != nil || !clockSteps.isEmpty) {
+            throw ValidationError("--start-at, --clock-offset and --clock-step apply to a schedule (a .toml or .json file)")
+        }
+        for step in clockSteps where ClockStep(parsing: step) == nil {
+            throw ValidationError("--clock-step '\(step)': expected AFTER=SECONDS, e.g. 10=0.08 (after 10 s, step the clock 80 ms ahead)")
         }
         if isSchedule && loop { throw ValidationError("--loop applies to media files; a schedule says what loops") }
         if (simulatedClock || display == "null") && (isSchedule || !screenshotAt.isEmpty || configFile != nil) {
@@ -139,8 +152,10 @@ struct PlayCommand: AsyncParsableCommand {
         let rotationText = rotation ?? schedule.map { String($0.display.rotationDegrees) } ?? "0"
         let gravityText = gravity ?? schedule?.display.gravity.rawValue ?? "fit"
         do {
-            return try DisplayConfiguration(display: displayKind, mode: modeText, rotation: rotationText, gravity: gravityText,
-                                            connector: connector ?? schedule?.display.connector)
+            var configuration = try DisplayConfiguration(display: displayKind, mode: modeText, rotation: rotationText, gravity: gravityText,
+                                                         connector: connector ?? schedule?.display.connector, crop: crop)
+            if crop == nil, let wall = schedule?.display.wall { configuration.wall = wall }
+            return configuration
         } catch {
             throw ValidationError(error.description)
         }
@@ -151,16 +166,22 @@ struct PlayCommand: AsyncParsableCommand {
             // The file fills in what the command line leaves out; then the command runs as if given it all.
             var command = self
             let configuration = try Self.readConfiguration(configFile)
+            // A volume given on the command line is the volume: the room does not change it.
+            let ambient = volume == nil ? configuration.audio.ambient : nil
+            if configuration.audio.ambient != nil, volume != nil {
+                printError("vitrine play: --volume given: the ambient volume ([audio.ambient]) is off")
+            }
             try command.apply(configuration)
             command.configFile = nil
             try command.validate()
-            return try await command.play(inspector: configuration.inspector, configPath: configFile, setupHint: configuration.bundles.setupHint)
+            return try await command.play(inspector: configuration.inspector, configPath: configFile, setupHint: configuration.bundles.setupHint,
+                                          ambient: ambient)
         }
-        try await play(inspector: nil, configPath: nil, setupHint: false)
+        try await play(inspector: nil, configPath: nil, setupHint: false, ambient: nil)
     }
 
-    /// Plays, with the configuration's inspector when it has one.
-    private func play(inspector: Configuration.Inspector?, configPath: String?, setupHint: Bool) async throws {
+    /// Plays, with the configuration's inspector and ambient volume when it has them.
+    private func play(inspector: Configuration.Inspector?, configPath: String?, setupHint: Bool, ambient: Configuration.Ambient?) async throws {
         MemoryTuning.keepLargeBuffersMapped()
         // Native journal entries under systemd, plain lines on a terminal; the inspector's ring
         // keeps the recent ones for /api/logs.
@@ -245,16 +266,20 @@ struct PlayCommand: AsyncParsableCommand {
         let playback: PlaybackService.Playback
         var watcher: Task<Int, Never>?
         var supervising: Task<Void, Never>?
-        if let schedule {
-            let clock: ShowClock
-            if let startAt {
-                guard let instant = schedule.timeZone.parseInstant(startAt) else {
-                    throw ValidationError("--start-at '\(startAt)': expected an ISO 8601 date-time, e.g. 2026-03-29T08:00:00Z")
-                }
-                clock = .starting(at: instant)
-            } else {
-                clock = .system(offsetSeconds: clockOffset ?? 0)
+        // The show's wall clock: --start-at and --clock-offset move it, for the programme and the quiet
+        // hours alike; --clock-step steps it as NTP would.
+        let shift = WallClockShift()
+        var clock = ShowClock.system(offsetSeconds: clockOffset ?? 0, shift: shift)
+        if let schedule, let startAt {
+            guard let instant = schedule.timeZone.parseInstant(startAt) else {
+                throw ValidationError("--start-at '\(startAt)': expected an ISO 8601 date-time, e.g. 2026-03-29T08:00:00Z")
             }
+            clock = .starting(at: instant, shift: shift)
+        }
+        if schedule != nil {
+            scheduleClockSteps(clockSteps.compactMap(ClockStep.init(parsing:)), on: shift, logger: logger)
+        }
+        if let schedule {
             let show = ShowRunner(schedule: schedule, display: screen, audioSink: soundtrack, log: log,
                                   configuration: .init(clock: clock, gravity: gravity.flatMap(VideoGravity.init(commandLineName:))),
                                   logger: Logger(label: "vitrine.show"))
@@ -292,6 +317,11 @@ struct PlayCommand: AsyncParsableCommand {
                 mix?.stop()
                 input?.close()
             })
+        }
+        // After the output, so it stops first: the room sets the master volume ([audio.ambient]).
+        if let ambient, let output, let service = AmbientVolumeService.make(
+            ambient, output: output, initialVolume: volume, zone: schedule?.timeZone ?? .utc, clock: clock, logger: logger) {
+            services.append(service)
         }
         services.append(DisplayService(display: screen))
         let notifier = SystemdNotifier.fromEnvironment()
@@ -413,6 +443,7 @@ struct PlayCommand: AsyncParsableCommand {
         mode = mode ?? configuration.display.mode
         rotation = rotation ?? configuration.display.rotation.map(String.init)
         gravity = gravity ?? configuration.display.gravity?.rawValue
+        crop = crop ?? configuration.display.wall.map { "\($0.x),\($0.y),\($0.width),\($0.height)" }
         audioDevice = audioDevice ?? configuration.audio.device
         volume = volume ?? configuration.audio.volume
         if !configuration.audio.enabled { noAudio = true }
@@ -517,5 +548,34 @@ enum MemoryTuning {
         let mmapThreshold: Int32 = -3  // M_MMAP_THRESHOLD in <malloc.h>
         _ = glibcMallopt(mmapThreshold, 64 * 1024)
         #endif
+    }
+}
+
+/// `--clock-step AFTER=SECONDS`: a diagnostic step of the show's wall clock.
+struct ClockStep: Equatable {
+    var after: Double
+    var seconds: Double
+
+    init?(parsing text: String) {
+        let parts = text.split(separator: "=", maxSplits: 1)
+        guard parts.count == 2, let after = Double(parts[0]), let seconds = Double(parts[1]),
+              after >= 0, after.isFinite, seconds.isFinite, abs(seconds) < 1e6 else { return nil }
+        self.after = after
+        self.seconds = seconds
+    }
+}
+
+extension PlayCommand {
+    /// Steps `shift` at each `--clock-step`, counted from now (the show's start).
+    func scheduleClockSteps(_ steps: [ClockStep], on shift: WallClockShift, logger: Logger) {
+        guard !steps.isEmpty else { return }
+        let start = ContinuousClock.now
+        Task.detached {
+            for step in steps.sorted(by: { $0.after < $1.after }) {
+                try? await Task.sleep(until: start + .milliseconds(Int64((step.after * 1000).rounded())), clock: .continuous)
+                shift.step(by: MediaTime(seconds: step.seconds, preferredTimescale: 1_000_000))
+                logger.warning("--clock-step: the wall clock stepped by \(step.seconds) s")
+            }
+        }
     }
 }

@@ -6,7 +6,7 @@ import Scheduling
 struct ProgrammeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "programme",
-        abstract: "Print what plays when: each change with its entry, playlist, item and position.",
+        abstract: "Print what plays when: each change with its entry, playlist (or each zone of a layout), item and position.",
         discussion: """
             Times are ISO 8601: with Z or an offset they are absolute; without, they are wall-clock \
             times in the schedule's time zone ("2026-03-30T08:00", "2026-03-30"). Each change is shown \

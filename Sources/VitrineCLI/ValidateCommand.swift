@@ -10,8 +10,9 @@ struct ValidateCommand: AsyncParsableCommand {
         abstract: "Check a schedule file (or the player's configuration file) and report every problem as file:line:column.",
         discussion: """
             Checks TOML or JSON syntax, unknown keys, malformed times and durations, references between \
-            entries and playlists, media files, cues against media lengths and overlapping entries of \
-            equal priority. Media files are opened with FFmpeg to learn their lengths and find \
+            entries, layouts and playlists, layouts' zones (on screen, no overlap at the same z, at most \
+            one with sound), media files, cues against media lengths and overlapping entries of equal \
+            priority. Media files are opened with FFmpeg to learn their lengths and find \
             unreadable ones; URLs are not contacted. A configuration file (--config, or a file named \
             vitrine.toml) is checked key by key, and the schedule it names is then validated too. \
             Exit status: 0 valid, 1 invalid, 2 unreadable.

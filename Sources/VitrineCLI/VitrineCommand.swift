@@ -12,6 +12,7 @@ struct VitrineCommand: AsyncParsableCommand {
             ProbeCommand.self,
             ThumbnailsCommand.self,
             PlayCommand.self,
+            RecordCommand.self,
             BenchCommand.self,
             TestPatternCommand.self,
             ValidateCommand.self,

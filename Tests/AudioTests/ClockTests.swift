@@ -163,8 +163,8 @@ struct ClockTests {
         let directory = try TemporaryDirectory()
         let source = directory.path("clip.mp4")
         try ffmpeg([
-            "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=3", "-f", "lavfi",
-            "-i", "sine=frequency=440:sample_rate=48000:duration=3", "-c:v", "libx264", "-preset", "ultrafast",
+            "-f", "lavfi", "-i", "testsrc2=size=160x120:rate=25:duration=8", "-f", "lavfi",
+            "-i", "sine=frequency=440:sample_rate=48000:duration=8", "-c:v", "libx264", "-preset", "ultrafast",
             "-pix_fmt", "yuv420p", "-c:a", "aac", "-ac", "2", source,
         ])
         let server = try PrivatePulseServer()
@@ -180,15 +180,17 @@ struct ClockTests {
             if case .frame(let frame) = record { frames.withLock { $0.append(frame) } }
         }
         player.play()
-        for _ in 0..<400 {
+        for _ in 0..<1000 {
             if let reading = soundtrack.currentReading() { readings.withLock { $0.append(reading) } }
             try await Task.sleep(for: .milliseconds(20))
-            if frames.withLock({ $0.last?.audioClock?.seconds ?? 0 }) > 2.5 { break }
+            if frames.withLock({ $0.last?.audioClock?.seconds ?? 0 }) > 6.5 { break }
         }
         player.invalidate()
 
         // Once audio is heard it is the master clock (before that the private sound server is
-        // still starting, a second or two, and the engine paces video on the display clock).
+        // still starting, a second or two, and the engine paces video on the display clock; the
+        // sound then joins the picture where it has got to, so the clip is long enough to leave
+        // seconds of playback on the sound's clock).
         var seen = Set<MediaTime>()
         var engineOffsets: [Double] = []
         var heardOffsets: [Double] = []

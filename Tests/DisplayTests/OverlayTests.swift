@@ -62,7 +62,7 @@ struct OverlayTests {
     func zOrder() throws {
         let (display, _, _) = try Self.blueScreen()
         defer { display.stop() }
-        let rect = OverlayFrame.pixels(x: 0, y: 0, width: 40, height: 20)
+        let rect = LayerFrame.pixels(x: 0, y: 0, width: 40, height: 20)
         display.layers.add(OverlayLayer(.image(Self.solidImage(.white)), frame: rect, zIndex: 2))
         display.layers.add(OverlayLayer(.image(Self.solidImage(.red)), frame: rect, zIndex: 1))
         try display.refresh()

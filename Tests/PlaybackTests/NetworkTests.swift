@@ -62,4 +62,139 @@ struct NetworkTests {
         #expect(await iterator.next() == .failed)
         #expect(item.error?.description.contains(url) == true)
     }
+
+    /// An HTTP server over one fixture that sends its first `heldAfter` bytes at once, then holds the
+    /// rest until ``release()``: a network source that stalls part-way and recovers.
+    final class GatedServer {
+        let process: ChildProcess
+        let port = Int.random(in: 40_000..<60_000)
+        let gate = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-gate-\(UUID().uuidString)").path
+
+        static let script = """
+            import http.server, os, sys, time
+            path, port, held, gate = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+            data = open(path, 'rb').read()
+            class Handler(http.server.BaseHTTPRequestHandler):
+                def head(self):
+                    self.send_response(200)
+                    self.send_header('Content-Type', 'video/mp2t')
+                    self.send_header('Content-Length', str(len(data)))
+                    self.end_headers()
+                def do_HEAD(self):
+                    self.head()
+                def do_GET(self):
+                    self.head()
+                    self.wfile.write(data[:held])
+                    self.wfile.flush()
+                    while not os.path.exists(gate):
+                        time.sleep(0.01)
+                    self.wfile.write(data[held:])
+                def log_message(self, *args):
+                    pass
+            http.server.ThreadingHTTPServer(('127.0.0.1', port), Handler).serve_forever()
+            """
+
+        init(fixture: String, heldFraction: Double) throws {
+            let path = Fixtures.path(fixture)
+            let size = try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int ?? 0
+            process = try ChildProcess(executable: "python3", arguments: [
+                "-c", Self.script, path, String(port), String(Int(Double(size) * heldFraction)), gate])
+            // Ready when it answers a HEAD request (a GET would wait at the gate).
+            let deadline = ContinuousClock.now + .seconds(60)
+            while ContinuousClock.now < deadline {
+                if Fixtures.run("/usr/bin/curl", ["-s", "-I", "--max-time", "5", "-o", "/dev/null", "-w", "%{http_code}", url]) == "200" { return }
+                guard process.isRunning else { throw Fixtures.ServerError(description: "the gated HTTP server exited before serving \(url)") }
+                usleep(50_000)
+            }
+            throw Fixtures.ServerError(description: "the gated HTTP server did not serve \(url) within 60 s")
+        }
+
+        var url: String { "http://127.0.0.1:\(port)/stream.ts" }
+
+        func release() { _ = FileManager.default.createFile(atPath: gate, contents: Data()) }
+
+        deinit {
+            process.terminate(SIGKILL)
+            try? FileManager.default.removeItem(atPath: gate)
+        }
+    }
+
+    /// Records a player's time control statuses and stalls as they are announced.
+    final class StatusRecorder: @unchecked Sendable {
+        let statuses = Collector<TimeControlStatus>()
+        let stalls = Collector<MediaTime>()
+        private var task: Task<Void, Never>?
+
+        init(_ player: Player) {
+            let events = player.events
+            let statuses = self.statuses, stalls = self.stalls
+            task = Task.detached {
+                for await event in events {
+                    switch event {
+                    case .timeControlStatusChanged(let status): statuses.append(status)
+                    case .playbackStalled: stalls.append(player.currentTime())
+                    default: break
+                    }
+                }
+            }
+        }
+
+        deinit { task?.cancel() }
+    }
+
+    @Test("timeControlStatus goes waitingToPlayAtSpecifiedRate (toMinimizeStalls) while an HTTP item stalls, and back to playing")
+    func stalledHTTPItem() throws {
+        let server = try GatedServer(fixture: "mpeg2.ts", heldFraction: 0.5)
+        let item = PlayerItem(url: server.url)
+        item.isAudioEnabled = false
+        let sink = try NullVideoSink(refreshRate: 25)
+        defer { sink.stop() }
+        let player = Player(item: item, videoSink: sink)
+        defer { player.invalidate() }
+        let recorder = StatusRecorder(player)
+        let waiting = TimeControlStatus.waitingToPlayAtSpecifiedRate(.toMinimizeStalls)
+        player.play()
+        // Playing, then out of data: waiting for the stalled stream.
+        settle({ recorder.statuses.values.contains(.playing) && recorder.statuses.values.last == waiting }, timeout: 30)
+        let beforeRelease = recorder.statuses.values
+        try #require(beforeRelease.contains(.playing) && beforeRelease.last == waiting, "\(beforeRelease)")
+        #expect(player.timeControlStatus == waiting && player.reasonForWaitingToPlay == .toMinimizeStalls)
+        #expect(recorder.stalls.values.count == 1)
+
+        server.release()
+        settle({ recorder.statuses.values.count > beforeRelease.count && recorder.statuses.values.last == .playing }, timeout: 30)
+        #expect(recorder.statuses.values.dropFirst(beforeRelease.count).first == .playing)
+        #expect(player.reasonForWaitingToPlay == nil || player.rate == 0)
+        // At the end it pauses (the event may follow the rate by a moment: it is delivered on a task).
+        settle({ player.rate == 0 && recorder.statuses.values.last == .paused }, timeout: 30)
+        #expect(recorder.statuses.values.last == .paused)
+        #expect(item.status == .readyToPlay && player.droppedFrameCount == 0)
+    }
+
+    @Test("with automaticallyWaitsToMinimizeStalling off, time runs on through a stall: still playing, late frames dropped")
+    func stallWithoutWaiting() throws {
+        let server = try GatedServer(fixture: "mpeg2.ts", heldFraction: 0.5)
+        let item = PlayerItem(url: server.url)
+        item.isAudioEnabled = false
+        let sink = try NullVideoSink(refreshRate: 25)
+        defer { sink.stop() }
+        let player = Player(item: item, videoSink: sink)
+        defer { player.invalidate() }
+        #expect(player.automaticallyWaitsToMinimizeStalling)
+        player.automaticallyWaitsToMinimizeStalling = false
+        let recorder = StatusRecorder(player)
+        player.play()
+        settle({ !recorder.stalls.values.isEmpty }, timeout: 30)
+        let stalledAt = try #require(recorder.stalls.values.first)
+        #expect(player.timeControlStatus == .playing && player.reasonForWaitingToPlay == nil)
+        // Time runs on while no frame comes.
+        settle({ player.currentTime() > stalledAt + MediaTime(value: 1, timescale: 2) }, timeout: 10)
+        #expect(player.currentTime() > stalledAt + MediaTime(value: 1, timescale: 2))
+        server.release()
+        settle({ player.rate == 0 && recorder.statuses.values.last == .paused }, timeout: 30)
+        let statuses = recorder.statuses.values
+        let started = try #require(statuses.firstIndex(of: .playing))
+        #expect(statuses[started...].allSatisfy { $0 == .playing || $0 == .paused }, "never waiting once playing: \(statuses)")
+        #expect(player.droppedFrameCount > 0, "the frames whose time passed during the stall were dropped")
+    }
 }

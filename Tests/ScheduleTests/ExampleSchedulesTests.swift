@@ -20,7 +20,7 @@ struct ExampleSchedulesTests {
         return try #require(report.schedule)
     }
 
-    @Test("Every example is valid and uses only media that scripts/fixtures.sh makes", arguments: ["demo.toml", "week.toml", "emergency.toml", "portrait.toml"])
+    @Test("Every example is valid and uses only media that scripts/fixtures.sh makes", arguments: ["demo.toml", "week.toml", "emergency.toml", "portrait.toml", "layout.toml"])
     func valid(_ name: String) throws {
         let s = try Self.load(name)
         let fixtures = try String(contentsOfFile: packageRoot + "/scripts/fixtures.sh", encoding: .utf8)
@@ -82,5 +82,42 @@ struct ExampleSchedulesTests {
         #expect(s.display.rotationDegrees == 90)
         #expect(s.display.mode == .explicit(width: 1920, height: 1080, refreshHz: nil))
         #expect(s.playlists["lobby"]?.items[1].playDuration == seconds(6))
+    }
+
+    @Test("The layout example: three zones on the wall clock from midnight, the feature's sound, a full-screen interrupt on Mondays")
+    func layout() throws {
+        let s = try Self.load("layout.toml")
+        let layout = try #require(s.layouts["split"])
+        #expect(layout.zones.map(\.name) == ["main", "side", "ticker"])
+        #expect(layout.zones.map(\.playlist) == ["feature", "adverts", "ticker"])
+        #expect(layout.soundZoneIndex == 0)
+        #expect(s.playlists["feature"]?.passDuration == seconds(12))
+        #expect(s.playlists["adverts"]?.passDuration == seconds(9))
+        #expect(s.playlists["ticker"]?.passDuration == seconds(20))
+        let resolver = ScheduleResolver(schedule: s)
+        let zone = s.timeZone
+        func zones(at local: String) throws -> [ProgrammeState] {
+            let state = resolver.resolve(at: try #require(zone.parseInstant(local)))
+            #expect(state.entry?.name == "allday" && state.layoutName == "split")
+            return state.zones.map(\.state)
+        }
+        // Tuesday 08:00 is 28 800 s after midnight, a multiple of 12, 9 and 20: every zone starts a pass.
+        #expect(try zones(at: "2026-03-31T08:00").map(\.itemIndex) == [0, 0, 0])
+        #expect(try zones(at: "2026-03-31T08:00").map(\.position) == [.zero, .zero, .zero])
+        // 5 s later: the feature clip at 5 s, the advert clip 1 s in (after the 4 s still), the ticker at 5 s.
+        #expect(try zones(at: "2026-03-31T08:00:05").map(\.itemIndex) == [0, 1, 0])
+        #expect(try zones(at: "2026-03-31T08:00:05").map(\.position) == [seconds(5), seconds(1), seconds(5)])
+        // At 10 s the feature crosses its seam into the short clip while the adverts' still runs on.
+        #expect(try zones(at: "2026-03-31T08:00:10").map(\.itemIndex) == [1, 0, 0])
+        #expect(try zones(at: "2026-03-31T08:00:10").map(\.position) == [.zero, seconds(1), seconds(10)])
+        // Monday at noon the interrupt takes the whole screen for its 10 s still.
+        let notice = resolver.resolve(at: try #require(zone.parseInstant("2026-03-30T12:00:05")))
+        #expect(notice.entry?.name == "notice" && notice.playlistName == "notice" && notice.zones.isEmpty)
+        #expect(notice.nextChange == zone.parseInstant("2026-03-30T12:00:10"))
+        // Then every zone is where the wall clock says: 43 210 s mod 12, 9 and 20.
+        let after = resolver.resolve(at: try #require(zone.parseInstant("2026-03-30T12:00:10")))
+        #expect(after.entry?.name == "allday")
+        #expect(after.zones.map(\.state.itemIndex) == [1, 0, 0])
+        #expect(after.zones.map(\.state.position) == [.zero, seconds(1), seconds(10)])
     }
 }

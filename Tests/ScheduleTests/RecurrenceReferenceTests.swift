@@ -87,7 +87,7 @@ struct RecurrenceReferenceTests {
         for (id, c) in cases.enumerated() {
             let rule = try RecurrenceRule(parsing: c.rule, dtstart: c.dtstart)
             let location = SourceLocation(file: "random", line: id + 1, column: 1)
-            entries.append(Entry(name: "r\(id)", playlist: "p", start: c.dtstart.time, firstDate: c.dtstart.date,
+            entries.append(Entry(name: "r\(id)", content: .playlist("p"), start: c.dtstart.time, firstDate: c.dtstart.date,
                                  recurrence: rule, exceptionDates: Set(c.exdates), location: location))
             input.append(["id": id, "dtstart": c.dtstart.description, "rrule": c.rule,
                           "exdates": c.exdates.map(\.description), "limit": limit,

@@ -7,8 +7,8 @@ import Testing
 struct TOMLReaderCrossCheckTests {
     @Test("The example schedules and the test documents read the same")
     func examples() throws {
-        var texts = [ReadingTests.toml, DiagnosticsTests.base]
-        for name in ["demo.toml", "week.toml", "emergency.toml", "portrait.toml"] {
+        var texts = [ReadingTests.toml, DiagnosticsTests.base, LayoutReadingTests.toml]
+        for name in ["demo.toml", "week.toml", "emergency.toml", "portrait.toml", "layout.toml"] {
             texts.append(try String(contentsOfFile: packageRoot + "/Schedules/" + name, encoding: .utf8))
         }
         for text in texts {

@@ -52,9 +52,11 @@ struct ProgrammeTests {
         let playlist = try #require(show.runner.currentSchedule.playlists[expected.playlistName ?? ""])
         let first = try #require(show.collector.frames.first)
         #expect(first.source == playlist.items[expected.itemIndex!].source.location)
-        // The exact seek lands on the frame containing the position (25 fps).
-        #expect(first.presentationTime <= expected.mediaTime && expected.mediaTime < first.presentationTime + MediaTime(value: 1, timescale: 25),
-                "first frame \(first.presentationTime.seconds) s for position \(expected.mediaTime.seconds) s")
+        // The show follows the wall clock: its first frame is the one containing the programme's
+        // position at the moment it is presented (25 fps; the show's clock started at host time 1 s).
+        let position = expected.mediaTime + (first.presentedAt - MediaTime(value: 1, timescale: 1))
+        #expect(first.presentationTime <= position && position < first.presentationTime + MediaTime(value: 1, timescale: 25),
+                "first frame \(first.presentationTime.seconds) s for position \(position.seconds) s")
     }
 
     @Test("the wall clock stepped an hour forward, then back, while playing: the programme is resolved again each time (clock-step)")
@@ -143,7 +145,10 @@ struct ProgrammeTests {
         let still = frames.filter { $0.source == Fixtures.path("cover.png") }
         #expect(still.count == 1, "one picture")
         let next = try #require(frames.first { $0.source == Fixtures.path("queue1.mp4") })
-        #expect(next.presentedAt - still[0].presentedAt == MediaTime(value: 3, timescale: 2), "on screen for 1.5 s")
+        // The next item starts where the programme puts it, 1.5 s after the still's start (the
+        // show's clock started at host time 1 s); the still is the picture until then.
+        #expect(next.presentedAt - MediaTime(value: 1, timescale: 1) == MediaTime(value: 3, timescale: 2), "on screen until 1.5 s")
+        #expect(still[0].presentedAt <= MediaTime(value: 1, timescale: 1) + show.display.refreshInterval)
     }
 
     @Test("a valid replacement of the schedule file switches the programme at the next item boundary without a gap")

@@ -77,7 +77,8 @@ final class ShowHarness {
         display = try HeadlessDisplay(mode: mode, pacing: .manual, clock: clock)
         let collector = self.collector
         // A long show hands its records to `records` as they come instead of keeping them all.
-        let log = ShowLog(writer: nil, observer: records ?? { collector.append($0) })
+        let observer: @Sendable (PresentationRecord) -> Void = records ?? { collector.append($0) }
+        let log = ShowLog(writer: nil, observer: observer, zoneObserver: { collector.append($0) })
         runner = ShowRunner(schedule: schedule, display: display, audioSink: audioSink, log: log,
                             configuration: .init(clock: .starting(at: startAt, host: clock, shift: shift), automaticTicks: false, watchesFile: watchesFile),
                             hostClock: clock)
@@ -89,7 +90,7 @@ final class ShowHarness {
     func refresh(_ count: Int, after: ((RefreshOutcome) throws -> Void)? = nil) throws {
         for index in 0..<count {
             var waited = 0
-            while runner.gate.isWaitingForData() && waited < 5000 {
+            while (runner.gate.isWaitingForData() || display.isWaitingForData()) && waited < 5000 {
                 usleep(1000)
                 waited += 1
             }

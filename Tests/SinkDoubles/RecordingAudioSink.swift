@@ -22,15 +22,30 @@ public final class RecordingAudioSink: AudioSink, AudioSinkBufferLevel, Sendable
         var flushes = 0
         var failureHandler: (@Sendable (MediaError) -> Void)?
         var failed = false
+        var alignments: [(mediaTime: MediaTime, hostTime: MediaTime)] = []
     }
 
     private let state = LockedValue(State())
     private let keepsBuffers: Bool
 
+    /// - Parameter startDelay: how long after its first sample the simulated device starts to
+    ///   consume (a sound server that takes a second or two to start).
+    /// - Parameter keepsBuffers: `false` keeps counts only (a soak of simulated hours).
     public init(clock: any HostClock, format: AudioFormat = AudioFormat(), capacity: MediaTime = MediaTime(value: 1, timescale: 2),
-                keepsBuffers: Bool = true) {
-        player = NullAudioSink(format: format, capacity: capacity, clock: clock)
+                startDelay: MediaTime = .zero, keepsBuffers: Bool = true) {
+        player = NullAudioSink(format: format, capacity: capacity, clock: clock, startDelay: startDelay)
         self.keepsBuffers = keepsBuffers
+    }
+
+    /// Frames dropped and silence inserted to align the sound with the picture, in total.
+    public var alignedFrames: (dropped: Int, silence: Int) { player.alignedFrames }
+
+    /// The alignments the engine asked for, in order.
+    public var alignments: [(mediaTime: MediaTime, hostTime: MediaTime)] { state.withLock { $0.alignments } }
+
+    public func align(mediaTime: MediaTime, atHostTime hostTime: MediaTime) -> Bool {
+        state.withLock { $0.alignments.append((mediaTime, hostTime)) }
+        return player.align(mediaTime: mediaTime, atHostTime: hostTime)
     }
 
     public var format: AudioFormat { player.format }

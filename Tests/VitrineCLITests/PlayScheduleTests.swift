@@ -47,6 +47,27 @@ struct PlayScheduleTests {
         #expect(logo < 20, "the logo is up by 3.5 s (\(logo) dB)")
     }
 
+    @Test("the layout example: its three zones play on one screen, each zone's frames named in the presentation log, the ticker zone's overlay shown")
+    func layoutExample() throws {
+        let directory = try CommandRunner.temporaryDirectory("play-layout")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let log = directory + "/log.jsonl"
+        let schedule = CommandRunner.root.appendingPathComponent("Schedules/layout.toml").path
+        // A Tuesday: the Monday notice interrupt does not play.
+        let run = try CommandRunner.vitrine([
+            "play", schedule, "--display", "headless", "--mode", "640x360@25", "--no-audio",
+            "--start-at", "2026-11-24T10:00:00+01:00", "--duration", "3", "--presentation-log", log,
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let records = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").map {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as! [String: Any]
+        }
+        let layers = Set(records.filter { $0["type"] as? String == "frame" }.compactMap { $0["layer"] as? String })
+        #expect(layers == ["screen", "side", "ticker"], "\(layers)")
+        let shown = records.filter { $0["event"] as? String == "overlay-shown" }.compactMap { $0["detail"] as? String }
+        #expect(shown.contains { $0.contains("Layouts: several playlists") }, "the ticker zone's ticker: \(shown)")
+    }
+
     @Test("an invalid schedule is refused with file:line:column before anything plays")
     func invalidSchedule() throws {
         let directory = try CommandRunner.temporaryDirectory("play-schedule")

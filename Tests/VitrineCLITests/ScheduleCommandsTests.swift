@@ -139,4 +139,77 @@ struct ScheduleCommandsTests {
         let demo = try Self.vitrine(["validate", "Schedules/demo.toml"])
         #expect(demo.status == 0, "\(demo.output)")
     }
+
+    @Test("validate accepts the layout example; programme lists every zone's item at each change, as JSON and as a table",
+          .enabled(if: fixturesAvailable, "run scripts/fixtures.sh"))
+    func layoutExample() throws {
+        let valid = try Self.vitrine(["validate", "Schedules/layout.toml"])
+        #expect(valid.status == 0, "\(valid.output)")
+        #expect(valid.output == "Schedules/layout.toml: valid\n")
+        // Tuesday: the layout from midnight; the adverts' 4 s still gives way to a clip at 00:00:04.
+        let run = try Self.vitrine(["programme", "Schedules/layout.toml", "--from", "2026-03-31T00:00", "--to", "2026-03-31T00:00:05", "--json"])
+        #expect(run.status == 0, "\(run.errors)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(run.output.utf8)) as? [String: Any])
+        let changes = try #require(object["changes"] as? [[String: Any]])
+        #expect(changes.map { $0["local"] as? String } == ["2026-03-31T00:00:00+02:00", "2026-03-31T00:00:04+02:00"])
+        for change in changes {
+            #expect(change["entry"] as? String == "allday" && change["layout"] as? String == "split" && change["playlist"] is NSNull)
+        }
+        let first = try #require(changes[0]["zones"] as? [[String: Any]])
+        #expect(first.map { $0["name"] as? String } == ["main", "side", "ticker"])
+        #expect(first.map { $0["playlist"] as? String } == ["feature", "adverts", "ticker"])
+        #expect(first.map { $0["item"] as? Int } == [0, 0, 0])
+        #expect(first.map { $0["media"] as? String } == ["../Fixtures/generated/h264_aac.mp4", "../Fixtures/generated/cover.png", "../Fixtures/generated/cover.png"])
+        #expect(first.map { $0["position_seconds"] as? Double } == [0, 0, 0])
+        #expect(first.map { $0["audio"] as? Bool } == [true, false, false])
+        let second = try #require(changes[1]["zones"] as? [[String: Any]])
+        #expect(second.map { $0["item"] as? Int } == [0, 1, 0])
+        #expect(second.map { $0["media"] as? String } == ["../Fixtures/generated/h264_aac.mp4", "../Fixtures/generated/queue2.mp4", "../Fixtures/generated/cover.png"])
+        #expect(second.map { $0["position_seconds"] as? Double } == [4, 0, 4])
+        let table = try Self.vitrine(["programme", "Schedules/layout.toml", "--from", "2026-03-31T00:00", "--to", "2026-03-31T00:00:05"])
+        #expect(table.status == 0, "\(table.errors)")
+        let lines = table.output.split(separator: "\n").map(String.init)
+        #expect(lines.filter { $0.contains("allday") && $0.hasSuffix("layout split") }.count == 2, "\(table.output)")
+        #expect(lines.contains { $0.contains("zone main (audio)") && $0.contains("feature") && $0.hasSuffix("1 ../Fixtures/generated/h264_aac.mp4  00:00:04.000") },
+                "\(table.output)")
+        #expect(lines.contains { $0.contains("zone side ") && $0.contains("adverts") && $0.hasSuffix("2 ../Fixtures/generated/queue2.mp4    00:00:00.000") },
+                "\(table.output)")
+    }
+
+    @Test("validate reports layout mistakes as file:line:column: zones off screen or overlapping, a playlist and a layout in one entry")
+    func layoutMistakes() throws {
+        let file = try Self.temporaryFile("""
+            version = 1
+            fallback = "p"
+            [[playlists.p.items]]
+            url = "rtsp://cam/1"
+            [layouts.l]
+            [[layouts.l.zones]]
+            name = "a"
+            rect = [0.0, 0.0, 0.6, 1.0]
+            playlist = "p"
+            [[layouts.l.zones]]
+            name = "b"
+            rect = [0.5, 0.0, 0.5, 1.0]
+            playlist = "p"
+            [[layouts.l.zones]]
+            name = "c"
+            rect = [0.5, 0.5, 0.6, 0.5]
+            playlist = "q"
+            [entries.e]
+            playlist = "p"
+            layout = "l"
+            """, name: "layout.toml")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let run = try Self.vitrine(["validate", file.path])
+        #expect(run.status == 1)
+        let path = file.path
+        #expect(run.output.split(separator: "\n").map(String.init) == [
+            "\(path):12:1: error: zones \"a\" (\(path):6:1) and \"b\" of layout \"l\" overlap at [0.5, 0, 0.1, 1] with the same z 0; give one a higher z, or move it",
+            "\(path):16:1: error: rect [0.5, 0.5, 0.6, 0.5] does not fit on the screen (fractions 0…1; x+width and y+height at most 1)",
+            "\(path):17:1: error: no playlist named \"q\" (did you mean \"p\"?)",
+            "\(path):20:1: error: entry \"e\" has both \"playlist\" and \"layout\"; an entry plays one playlist or one layout",
+            "\(path): 4 errors",
+        ], "\(run.output)")
+    }
 }

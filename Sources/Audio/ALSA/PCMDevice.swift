@@ -60,8 +60,10 @@ public struct ALSAError: Error, Sendable, Hashable, CustomStringConvertible {
     public var description: String { "\(function) failed: \(message) (\(code))" }
 }
 
-/// One open playback PCM: a thin value over `snd_pcm_t *`, used only by the audio thread
-/// once the output has started (it claims the PCM; debug builds check every call comes from it).
+/// One open PCM, for playback or capture: a thin value over `snd_pcm_t *`, used only by the thread
+/// that owns it once that thread has started (the output's audio thread, a recorder's capture
+/// thread: it claims the PCM, and debug builds check every call comes from it). Capture is in
+/// `PCMDevice+Capture.swift`.
 struct PCMDevice: Sendable {
     private let pcm: ThreadBound<OpaquePointer>
     let name: String
@@ -74,7 +76,7 @@ struct PCMDevice: Sendable {
     }
 
     /// The `snd_pcm_t *`: before ``claim()`` the opening thread's, after it the owner's only.
-    private var handle: OpaquePointer { pcm.value }
+    var handle: OpaquePointer { pcm.value }
 
     /// Makes the calling thread (the audio thread) the PCM's only user from now on.
     func claim() { pcm.claim() }
@@ -87,22 +89,44 @@ struct PCMDevice: Sendable {
         name: String, configurationText: String?, sampleRate: Int, channelCount: Int,
         preferred: DeviceSampleFormat, latencyMicroseconds: Int
     ) throws(ALSAError) -> PCMDevice {
+        let pcm = try openHandle(name: name, configurationText: configurationText, stream: SND_PCM_STREAM_PLAYBACK)
+        var candidates = [preferred]
+        candidates += DeviceSampleFormat.allCases.filter { $0 != preferred }
+        do throws(ALSAError) {
+            return try negotiate(pcm, name: name, sampleRate: sampleRate, channelCount: channelCount, candidates: candidates,
+                                 latencyMicroseconds: latencyMicroseconds)
+        } catch {
+            snd_pcm_close(pcm)
+            throw error
+        }
+    }
+
+    /// `snd_pcm_open` (or `snd_pcm_open_lconf` with `configurationText` merged over the global
+    /// configuration) in non-blocking mode.
+    static func openHandle(name: String, configurationText: String?, stream: snd_pcm_stream_t) throws(ALSAError) -> OpaquePointer {
         var pcm: OpaquePointer?
-        var status: Int32
+        let status: Int32
         if let configurationText {
             let configuration = try loadConfiguration(configurationText)
             defer { snd_config_delete(configuration) }
-            status = snd_pcm_open_lconf(&pcm, name, SND_PCM_STREAM_PLAYBACK, vitrine_snd_pcm_nonblock(), configuration)
+            status = snd_pcm_open_lconf(&pcm, name, stream, vitrine_snd_pcm_nonblock(), configuration)
         } else {
-            status = snd_pcm_open(&pcm, name, SND_PCM_STREAM_PLAYBACK, vitrine_snd_pcm_nonblock())
+            status = snd_pcm_open(&pcm, name, stream, vitrine_snd_pcm_nonblock())
         }
         guard status >= 0, let pcm else { throw ALSAError(function: "snd_pcm_open", code: status) }
+        return pcm
+    }
 
-        var candidates = [preferred]
-        candidates += DeviceSampleFormat.allCases.filter { $0 != preferred }
+    /// Sets the first of `candidates` the device takes, at `sampleRate` and `channelCount`, with a
+    /// buffer of `latencyMicroseconds`. The corresponding C functions are `snd_pcm_set_params` and
+    /// `snd_pcm_get_params`.
+    static func negotiate(
+        _ pcm: OpaquePointer, name: String, sampleRate: Int, channelCount: Int, candidates: [DeviceSampleFormat],
+        latencyMicroseconds: Int
+    ) throws(ALSAError) -> PCMDevice {
         var lastError = ALSAError(function: "snd_pcm_set_params", code: -EINVAL)
         for sampleFormat in candidates {
-            status = snd_pcm_set_params(
+            var status = snd_pcm_set_params(
                 pcm, sampleFormat.alsaFormat, SND_PCM_ACCESS_RW_INTERLEAVED, UInt32(channelCount),
                 UInt32(sampleRate), 1, UInt32(latencyMicroseconds))
             if status < 0 {
@@ -121,13 +145,12 @@ struct PCMDevice: Sendable {
                 periodFrames: max(1, Int(periodSize)), bufferFrames: max(1, Int(bufferSize)))
             return PCMDevice(handle: pcm, name: name, format: format)
         }
-        snd_pcm_close(pcm)
         throw lastError
     }
 
     /// The global configuration with `text` parsed over it. The corresponding C functions are
     /// `snd_config_update_ref`, `snd_config_copy` and `snd_config_load`.
-    private static func loadConfiguration(_ text: String) throws(ALSAError) -> OpaquePointer {
+    static func loadConfiguration(_ text: String) throws(ALSAError) -> OpaquePointer {
         var global: OpaquePointer?
         var status = snd_config_update_ref(&global)
         guard status >= 0, let global else { throw ALSAError(function: "snd_config_update_ref", code: status) }
@@ -162,20 +185,36 @@ struct PCMDevice: Sendable {
         _ bytes: UnsafeRawBufferPointer, frames: Int, stallTimeoutMilliseconds: Int, recovered: inout Int
     ) throws(ALSAError) {
         let frameBytes = format.channelCount * format.sampleFormat.bytesPerSample
+        _ = try transfer(frames: frames, function: "snd_pcm_writei", stallTimeoutMilliseconds: stallTimeoutMilliseconds,
+                         recovered: &recovered, afterRecovery: {}) { [handle] offset in
+            snd_pcm_writei(handle, bytes.baseAddress! + offset * frameBytes, snd_pcm_uframes_t(frames - offset))
+        }
+    }
+
+    /// The one loop both directions share: moves `frames` frames with `step` (given the frames
+    /// done so far, it returns `snd_pcm_writei`'s or `snd_pcm_readi`'s result), waiting in 50 ms
+    /// steps while the device has no room or no data, recovering xruns and suspends (at most three
+    /// in a row; `afterRecovery` runs after each one that was not an interrupted call) and counting
+    /// them in `recovered`. Returns whether it ever had to wait (a clocked device).
+    func transfer(
+        frames: Int, function: String, stallTimeoutMilliseconds: Int, recovered: inout Int,
+        afterRecovery: () throws(ALSAError) -> Void, _ step: (Int) -> snd_pcm_sframes_t
+    ) throws(ALSAError) -> Bool {
         var offset = 0
         var failures = 0
         var waitedMilliseconds = 0
+        var waited = false
         while offset < frames {
-            let written = snd_pcm_writei(
-                handle, bytes.baseAddress! + offset * frameBytes, snd_pcm_uframes_t(frames - offset))
-            if written > 0 {
-                offset += written
+            let moved = step(offset)
+            if moved > 0 {
+                offset += moved
                 failures = 0
                 waitedMilliseconds = 0
                 continue
             }
-            var code = Int32(written)
-            if written == 0 || code == -EAGAIN {
+            var code = Int32(moved)
+            if moved == 0 || code == -EAGAIN {
+                waited = true
                 guard waitedMilliseconds < stallTimeoutMilliseconds else {
                     throw ALSAError(function: "snd_pcm_wait", code: -ETIMEDOUT)
                 }
@@ -188,12 +227,16 @@ struct PCMDevice: Sendable {
             }
             failures += 1
             guard failures < 4, code == -EPIPE || code == -ESTRPIPE || code == -EINTR else {
-                throw ALSAError(function: "snd_pcm_writei", code: code)
+                throw ALSAError(function: function, code: code)
             }
             let status = snd_pcm_recover(handle, code, 1)
             guard status >= 0 else { throw ALSAError(function: "snd_pcm_recover", code: status) }
-            if code != -EINTR { recovered += 1 }
+            if code != -EINTR {
+                recovered += 1
+                try afterRecovery()
+            }
         }
+        return waited
     }
 
     /// Frames written but not yet heard, or `nil` when the device cannot tell.
@@ -217,12 +260,14 @@ struct PCMDevice: Sendable {
         snd_pcm_close(handle)
     }
 
-    /// The names of the playback PCMs ALSA knows (from its device hints), for error messages.
+    /// The names of the PCMs ALSA knows for `stream` (from its device hints), for error messages.
     /// The corresponding C function is `snd_device_name_hint`.
-    static func availablePCMNames() -> [String] {
+    static func availablePCMNames(stream: snd_pcm_stream_t = SND_PCM_STREAM_PLAYBACK) -> [String] {
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         guard snd_device_name_hint(-1, "pcm", &hints) >= 0, let hints else { return [] }
         defer { snd_device_name_free_hint(hints) }
+        // A hint without IOID goes both ways; "Input" is capture only, "Output" playback only.
+        let otherDirection = stream == SND_PCM_STREAM_CAPTURE ? "Output" : "Input"
         var names: [String] = []
         var index = 0
         while let hint = hints[index] {
@@ -230,7 +275,7 @@ struct PCMDevice: Sendable {
             if let ioid = snd_device_name_get_hint(hint, "IOID") {
                 let direction = String(cString: ioid)
                 free(ioid)
-                if direction == "Input" { continue }
+                if direction == otherDirection { continue }
             }
             guard let name = snd_device_name_get_hint(hint, "NAME") else { continue }
             names.append(String(cString: name))

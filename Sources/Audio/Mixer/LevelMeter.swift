@@ -17,6 +17,9 @@ struct LevelMeter: Sendable {
     private(set) var averagePower: [Float]
     private(set) var peakPower: [Float]
 
+    /// The channels measured.
+    var channelCount: Int { latestAverage.count }
+
     init(channelCount: Int) {
         latestAverage = Array(repeating: LevelMeter.floor, count: channelCount)
         latestPeak = latestAverage

@@ -1,4 +1,4 @@
-import MediaTime
+public import MediaTime
 public import MediaSinks
 
 /// One stream into an ``ALSAOutput``'s mixer: the ``AudioSink`` the engine plays a soundtrack into.
@@ -66,7 +66,21 @@ public final class MixerInput: AudioSink {
             input.flushGeneration += 1
             input.segments.removeAll()
             input.heardTail = nil
+            input.alignment = nil
+            input.silenceFrames = 0
         }
+    }
+
+    /// Shifts the queued sound so that `mediaTime` is heard at `hostTime` (host time on the
+    /// ``MonotonicClock`` timeline): the audio thread drops queued samples or plays silence first,
+    /// from the next period it mixes (what the device holds plays as it is).
+    public func align(mediaTime: MediaTime, atHostTime hostTime: MediaTime) -> Bool {
+        let accepted = output.withInput(id) { (input: inout MixerInputState) -> Bool in
+            input.alignment = (mediaTime, hostTime.nanoseconds)
+            input.silenceFrames = 0
+            return true
+        }
+        return accepted ?? false
     }
 
     public func setPaused(_ paused: Bool) {

@@ -57,6 +57,28 @@ struct StreamQueue: Sendable {
         queuedFrames = 0
     }
 
+    /// The media time of the next sample to render, if any is queued.
+    func headTime(sampleRate: Int) -> MediaTime? {
+        guard headIndex < buffers.count else { return nil }
+        return buffers[headIndex].presentationTime + MediaTime(value: Int64(headOffset), timescale: Int32(sampleRate))
+    }
+
+    /// Drops up to `frames` frames from the head; returns how many were dropped.
+    mutating func drop(frames: Int) -> Int {
+        var dropped = 0
+        while dropped < frames, headIndex < buffers.count {
+            let take = min(frames - dropped, buffers[headIndex].frameCount - headOffset)
+            dropped += take
+            headOffset += take
+            queuedFrames -= take
+            if headOffset == buffers[headIndex].frameCount {
+                headIndex += 1
+                headOffset = 0
+            }
+        }
+        return dropped
+    }
+
     /// Copies up to `frames` frames to `destination`, recording where each run's media time lands.
     mutating func render(
         into destination: UnsafeMutablePointer<Float>, frames: Int, channels: Int, firstDeviceFrame: Int64,
@@ -155,6 +177,11 @@ struct MixerInputState: Sendable {
     var flushGeneration = 0
     /// The first device frame this input may play at (``AudioPlayer/play(atTime:)``).
     var startDeviceFrame: Int64?
+    /// A shift asked for by ``MixerInput/align(mediaTime:atHostTime:)``: media time `mediaTime`
+    /// is to be heard at host time `hostNanos`; applied by the audio thread at its next period.
+    var alignment: (mediaTime: MediaTime, hostNanos: Int64)?
+    /// Silence still to play before the queued samples (an alignment found the sound ahead).
+    var silenceFrames = 0
     /// Whether the input plays at all yet (a clip waits for `play`).
     var isStarted = true
 

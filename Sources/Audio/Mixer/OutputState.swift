@@ -10,6 +10,14 @@ struct OutputState: Sendable {
     var masterGains: GainRamp
     var isMeteringEnabled = false
     var meter: LevelMeter
+    /// Whether each mixed period is checked for sound: an ambient volume measures the room only
+    /// while the speaker is silent.
+    var tracksSilence = false
+    /// The device frame just after the last mixed period that carried sound (a peak above
+    /// ``OutputState/silenceThreshold`` after the master volume).
+    var audibleEndFrame: Int64 = 0
+    /// Below this peak amplitude (−60 dBFS) a period counts as silent.
+    static let silenceThreshold: Float = 0.001
 
     /// Device frames mixed and handed to the device (or to the silent clock) so far.
     var framesWritten: Int64 = 0
@@ -29,8 +37,8 @@ struct OutputState: Sendable {
     var currentDevice: String?
     var deviceFormat: DeviceFormat
 
-    var routeObservers: [Int: AsyncStream<AudioRouteChange>.Continuation] = [:]
-    var nextObserverID = 0
+    /// The subscribers of ``ALSAOutput/routeChanges`` (their own lock, taken under this state's).
+    let routeStreams = EventStreams<AudioRouteChange>(buffering: 32)
     /// Clips that mixed their last sample: (input, device frame after it).
     var pendingFinishes: [(inputID: Int, deviceFrame: Int64)] = []
     var finishHandlers: [Int: @Sendable () -> Void] = [:]
@@ -66,6 +74,14 @@ struct OutputState: Sendable {
         return heard
     }
 
+    /// The host time from which the speaker has been silent (the last audible frame has been
+    /// heard by `nowNanos`), or `nil` while sound is still coming out of it.
+    mutating func silenceStart(atHostNanos nowNanos: Int64) -> Int64? {
+        let heard = heardFrame(atHostNanos: nowNanos)
+        guard audibleEndFrame <= heard else { return nil }
+        return nowNanos - (heard - audibleEndFrame) * 1_000_000_000 / Int64(deviceFormat.sampleRate)
+    }
+
     /// Mixes one period of every playing input into `mix` (interleaved) and applies the master stage.
     /// Returns the finish handlers of clips whose last sample has now been heard.
     mutating func mixPeriod(
@@ -93,6 +109,16 @@ struct OutputState: Sendable {
                     continue
                 }
                 skip = Int(max(0, start - firstFrame))
+            }
+            if inputs[index].alignment != nil { applyAlignment(of: index, atDeviceFrame: firstFrame + Int64(skip)) }
+            if inputs[index].silenceFrames > 0 {
+                let silence = min(frames - skip, inputs[index].silenceFrames)
+                inputs[index].silenceFrames -= silence
+                skip += silence
+                if skip >= frames {
+                    inputs[index].meter.silence()
+                    continue
+                }
             }
             let wanted = frames - skip
             var rendered = 0
@@ -127,6 +153,11 @@ struct OutputState: Sendable {
         let masterTargets = GainRamp.targets(channelCount: channels, volume: masterVolume, pan: 0, muted: isMasterMuted)
         masterGains.scale(mix, frames: frames, targets: masterTargets)
         if isMeteringEnabled { meter.measure(mix, frames: frames) }
+        if tracksSilence {
+            var peak: Float = 0
+            for sample in 0..<(frames * channels) { peak = max(peak, abs(mix[sample])) }
+            if peak > OutputState.silenceThreshold { audibleEndFrame = firstFrame + Int64(frames) }
+        }
 
         var handlers: [@Sendable () -> Void] = []
         pendingFinishes.removeAll { pending in
@@ -137,7 +168,29 @@ struct OutputState: Sendable {
         return handlers
     }
 
+    /// Shifts a stream input so that the sample rendered at device frame `frame` is the one its
+    /// alignment wants heard then: queued samples are dropped (the sound was behind) or silence
+    /// is put first (it was ahead). Needs a running device clock to know when `frame` is heard;
+    /// until then, and while too little is queued to drop, the alignment waits for the next period.
+    mutating func applyAlignment(of index: Int, atDeviceFrame frame: Int64) {
+        guard let wanted = inputs[index].alignment, isClockRunning, case .stream(var queue) = inputs[index].source else { return }
+        let rate = deviceFormat.sampleRate
+        guard let head = queue.headTime(sampleRate: rate) else { return }
+        let heardAt = stampHostNanos + (frame - heardFrameStamp) * 1_000_000_000 / Int64(rate)
+        let target = wanted.mediaTime + .nanoseconds(heardAt - wanted.hostNanos)
+        let shift = (target - head).convertScale(Int32(rate), method: .roundHalfAwayFromZero).value
+        if shift < 0 {
+            inputs[index].silenceFrames = Int(min(-shift, Int64(rate) * 10))
+            inputs[index].alignment = nil
+            return
+        }
+        inputs[index].source = .stream(StreamQueue())
+        let dropped = queue.drop(frames: Int(min(shift, Int64(Int.max))))
+        inputs[index].source = .stream(queue)
+        if Int64(dropped) == shift { inputs[index].alignment = nil }
+    }
+
     func post(_ change: AudioRouteChange) {
-        for continuation in routeObservers.values { continuation.yield(change) }
+        routeStreams.yield(change)
     }
 }

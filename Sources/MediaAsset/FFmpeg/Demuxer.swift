@@ -132,6 +132,19 @@ package final class Demuxer: @unchecked Sendable {
         return value == vitrine_av_nopts_value() || value < 0 ? .indefinite : MediaTime(value: value, timescale: vitrine_av_time_base())
     }
 
+    /// Where stream `index` ends in item time (the container's start time is 0): its start plus its
+    /// duration as the container declares them; `nil` when either is unknown.
+    package func streamEnd(_ index: Int) -> MediaTime? {
+        let stream = stream(at: index)
+        let none = vitrine_av_nopts_value()
+        guard stream.pointee.duration != none, stream.pointee.duration > 0 else { return nil }
+        let start = stream.pointee.start_time == none ? MediaTime.zero : Self.time(stream.pointee.start_time, timeBase: stream.pointee.time_base)
+        let end = start + Self.time(stream.pointee.duration, timeBase: stream.pointee.time_base)
+        let origin = startTime.isNumeric ? startTime : .zero
+        guard end.isNumeric else { return nil }
+        return end - origin
+    }
+
     /// The container's start time (microseconds), or ``MediaTime/invalid`` when unknown.
     package var startTime: MediaTime {
         let value = context.pointee.start_time

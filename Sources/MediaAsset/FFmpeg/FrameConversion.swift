@@ -101,15 +101,26 @@ package final class AudioResampler: @unchecked Sendable {
     private var context: OpaquePointer?
     private var inputKey: (Int32, Int32, Int32) = (-1, -1, -1)
     let format: AudioFormat
+    /// The speed change in effect (see ``convert(_:presentationTime:speedAdjustment:)``) and the
+    /// fraction of a sample it owes, carried from frame to frame so none is lost to rounding.
+    private var adjustment: Double = 0
+    private var owedSamples: Double = 0
 
     package init(format: AudioFormat) { self.format = format }
 
     deinit { swr_free(&context) }
 
-    package func convert(_ box: Frame, presentationTime: MediaTime) -> AudioBuffer? {
+    /// Converts one decoded frame. `speedAdjustment` plays it that much faster (positive) or
+    /// slower: libswresample's soft compensation drops or adds that fraction of the output's
+    /// samples, spread over the frame (at most ±0.5 % is asked for: inaudible), so a player
+    /// following another clock can ease out an error without a jump in the sound. The buffer's
+    /// presentation time stays the frame's: the sound's clock stays true at every buffer.
+    package func convert(_ box: Frame, presentationTime: MediaTime, speedAdjustment: Double = 0) -> AudioBuffer? {
         let frame = box.pointer
         let key = (frame.pointee.format, frame.pointee.sample_rate, frame.pointee.ch_layout.nb_channels)
         if context == nil || inputKey != key {
+            owedSamples = 0
+            adjustment = 0
             swr_free(&context)
             var outputLayout = AVChannelLayout()
             av_channel_layout_default(&outputLayout, Int32(format.channelCount))
@@ -126,8 +137,18 @@ package final class AudioResampler: @unchecked Sendable {
             guard made >= 0, swr_init(context) >= 0 else { swr_free(&context); return nil }
             inputKey = key
         }
-        let capacity = Int(swr_get_out_samples(context, frame.pointee.nb_samples))
-        guard capacity > 0 else { return nil }
+        if speedAdjustment != 0 || adjustment != 0 {
+            // Output samples this frame makes at 1:1, and how many fewer (or more) it should make.
+            let expected = Int64(frame.pointee.nb_samples) * Int64(format.sampleRate) / Int64(max(1, frame.pointee.sample_rate))
+            owedSamples -= Double(expected) * speedAdjustment / (1 + speedAdjustment)
+            let delta = Int32(owedSamples.rounded(.towardZero))
+            owedSamples -= Double(delta)
+            if speedAdjustment == 0 { owedSamples = 0 }
+            adjustment = speedAdjustment
+            _ = swr_set_compensation(context, delta, speedAdjustment == 0 ? 0 : Int32(max(expected, 1)))
+        }
+        let capacity = Int(swr_get_out_samples(context, frame.pointee.nb_samples)) + 16
+        guard capacity > 16 else { return nil }
         // swresample writes every sample it reports: no zero-fill first.
         let channels = format.channelCount
         var produced: Int32 = 0
@@ -139,6 +160,8 @@ package final class AudioResampler: @unchecked Sendable {
             initialized = max(0, Int(produced)) * channels
         }
         guard produced > 0 else { return nil }
-        return AudioBuffer(samples: samples, format: format, presentationTime: presentationTime)
+        // Resampled faster or slower, the samples still cover the decoded frame's time.
+        let covered = adjustment == 0 ? nil : MediaTime(value: Int64(frame.pointee.nb_samples), timescale: max(1, frame.pointee.sample_rate))
+        return AudioBuffer(samples: samples, format: format, presentationTime: presentationTime, duration: covered)
     }
 }

@@ -10,9 +10,16 @@ struct AudioFeedLedger {
     struct Feed {
         var item: PlayerItem
         var offset: MediaTime
+        /// The first sample enqueued, in item time (valid once ``started``).
+        var start: MediaTime = .zero
         /// The end of what was enqueued, in item time.
         var end: MediaTime
         var started: Bool
+    }
+
+    /// The time of the first sample fed since the last flush, in the sink's timeline.
+    var firstSample: MediaTime? {
+        feeds.first(where: \.started).map { $0.start + $0.offset }
     }
 
     /// Bumped whenever the audio stream must restart (a seek, the rate entering or leaving 1, an
@@ -34,8 +41,9 @@ struct AudioFeedLedger {
     }
 
     /// What of `item` was enqueued now ends at `end`.
-    mutating func enqueued(_ item: PlayerItem, until end: MediaTime, generation: Int) {
+    mutating func enqueued(_ item: PlayerItem, from start: MediaTime, until end: MediaTime, generation: Int) {
         guard generation == self.generation, let index = feeds.lastIndex(where: { $0.item === item }) else { return }
+        if !feeds[index].started { feeds[index].start = start }
         feeds[index].end = end
         feeds[index].started = true
     }
@@ -180,7 +188,7 @@ final class AudioFeeder: Sendable {
             if sink.enqueue(shifted) {
                 end = next.presentationTime + next.duration
                 let fedEnd = end
-                engine.withLock { $0.audio.enqueued(item, until: fedEnd, generation: fedGeneration) }
+                engine.withLock { $0.audio.enqueued(item, from: next.presentationTime, until: fedEnd, generation: fedGeneration) }
             }
         }
     }

@@ -20,6 +20,13 @@ enum EngineAction {
     case flushAudio
     /// The audio feeder must look at the state again.
     case wakeFeeder
+    /// Asks the audio sink to shift its sound so that `mediaTime` (the sink's timeline) is heard
+    /// at `hostTime` (``AudioSink/align(mediaTime:atHostTime:)``).
+    case alignAudio(mediaTime: MediaTime, hostTime: MediaTime)
+    /// The clock follower's seek of the current item back onto its pinned timeline.
+    case syncSeek(PlayerItem, target: MediaTime)
+    /// Resamples the item's sound to play `1 + adjustment` times as fast.
+    case compensateAudio(ItemPipeline, Double)
 }
 
 /// The outcome of one engine event: presentation-log records and actions, in the order they
@@ -34,9 +41,14 @@ struct EngineEffects {
 
     /// A presentation-log event, when a log is attached.
     mutating func log(
-        _ kind: PresentationEvent.Kind, itemIndex: Int, source: String, time: MediaTime?, at host: MediaTime, reason: String? = nil
+        _ kind: PresentationEvent.Kind, itemIndex: Int, source: String, time: MediaTime?, at host: MediaTime, reason: String? = nil,
+        error: MediaTime? = nil, adjustment: Double? = nil, wallClock: MediaTime? = nil
     ) {
         guard handler != nil else { return }
-        records.append(.event(PresentationEvent(kind: kind, itemIndex: itemIndex, source: source, time: time, at: host, reason: reason)))
+        var event = PresentationEvent(kind: kind, itemIndex: itemIndex, source: source, time: time, at: host, reason: reason)
+        event.error = error
+        event.adjustment = adjustment
+        event.wallClockTime = wallClock
+        records.append(.event(event))
     }
 }

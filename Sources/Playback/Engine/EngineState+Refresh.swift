@@ -27,24 +27,58 @@ extension EngineState {
             return content(for: tick, reading: reading, into: &effects, depth: depth + 1)
         }
         guard item.status == .readyToPlay, let pipeline = item.pipeline, phase != .ended else { return nil }
+        checkPrerolls(item, pipeline: pipeline, into: &effects)
 
-        // The master clock at this refresh.
+        let wall = wallTime(at: tick.hostTime)
+        let needsFirst = phase.needsFirstFrame
+        let running = clock.rate > 0
+        // A timeline that starts on its pin: the display clock is anchored where the pin puts
+        // this refresh (holding before the pin's instant), whatever frame was decoded first.
+        var snapped = false
+        if needsFirst, running, snapsToPin, let pin, let pinHost = pin.hostTime(seenFrom: tick.hostTime, wall: wall) {
+            clock.anchor(host: pinHost, media: pin.time)
+            snapped = true
+        }
+
+        // The master clock at this refresh: the sound once it has joined the picture.
         let feed = clock.rate == 1 && pipeline.audioEnabled ? audio.feed(for: item) : nil
         var audioClock: MediaTime?
         if let feed, let reading {
             let extrapolated = reading.mediaTime + max(.zero, tick.hostTime - reading.hostTime) - feed.offset
             let drained = pipeline.audioFinished && extrapolated >= feed.end
-            if !drained { audioClock = extrapolated }
+            if !drained {
+                let picture = needsFirst && !snapped ? nil : clock.displayTime(at: tick.hostTime)
+                let firstSample = audio.firstSample ?? reading.mediaTime
+                let wasJoined = audioJoin.isJoined
+                switch audioJoin.update(reading: reading, heard: extrapolated, picture: picture, firstSample: firstSample, at: tick.hostTime) {
+                case .useAudio:
+                    audioClock = extrapolated
+                    if !wasJoined {
+                        // The follower's adjustment moves from the display clock to the sound.
+                        clock.setTrim(0, at: tick.hostTime)
+                        compensateAudio(follower.adjustment, pipeline: pipeline, into: &effects)
+                        effects.log(.audioJoined, itemIndex: itemIndex, source: item.url, time: extrapolated, at: tick.hostTime,
+                                    wallClock: wall)
+                    }
+                case .useDisplay:
+                    if wasJoined { clock.setTrim(follower.adjustment, at: tick.hostTime) }
+                case .align(let picture):
+                    effects.actions.append(.alignAudio(mediaTime: picture + feed.offset, hostTime: tick.hostTime))
+                }
+            }
         }
-        let needsFirst = phase.needsFirstFrame
         let held = clock.heldTime
         let time = clock.read(atRefresh: tick.hostTime, audioClock: audioClock) {
             // The display clock starts at the first frame after a new start, else where it held.
             needsFirst ? pipeline.withVideoFrames({ $0.first })?.presentationTime ?? held : held
         }
 
+        var syncError: MediaTime?
+        if running && !needsFirst && phase == .playing && seeks.isEmpty {
+            syncError = follow(time: time, audioClock: audioClock, pipeline: pipeline, item: item, tick: tick, wall: wall, into: &effects)
+        }
+
         // The latest frame whose time has come; earlier ones are dropped, never shown out of order.
-        let running = clock.rate > 0
         var dropped = 0
         let chosen: DecodedVideoFrame? = pipeline.withVideoFrames { queue in
             var chosen: DecodedVideoFrame?
@@ -61,12 +95,13 @@ extension EngineState {
             let isJump = phase == .awaitingFirstFrame(jump: true)
             phase = .playing
             handedEnd = chosen.end
-            if running && needsFirst && audioClock == nil { clock.anchor(host: tick.hostTime, media: chosen.presentationTime) }
+            if running && needsFirst && audioClock == nil && !snapped { clock.anchor(host: tick.hostTime, media: chosen.presentationTime) }
+            if needsFirst { startTimeline(at: snapped || audioClock != nil ? time : chosen.presentationTime, tick: tick, wall: wall) }
             let subtitle = pipeline.subtitle(at: chosen.presentationTime)
             handedSubtitle = subtitle?.start
             let id = handOut(Pending(
                 item: item, itemIndex: itemIndex, presentationTime: chosen.presentationTime, serial: chosen.serial, isJump: isJump,
-                clock: needsFirst && audioClock == nil ? chosen.presentationTime : time, audioClock: audioClock))
+                clock: needsFirst && audioClock == nil ? chosen.presentationTime : time, audioClock: audioClock, syncError: syncError))
             return VideoSinkContent(frameID: id, frame: chosen.frame, subtitle: subtitle?.content)
         }
         // The picture stays; the subtitle may still change between frames.
@@ -97,11 +132,20 @@ extension EngineState {
             if phase == .ended { return nil }
             return content(for: tick, reading: reading, into: &effects, depth: depth + 1)
         }
-        if hasVideo && !videoDone && time >= shownEnd && handedEnd != nil { videoStarved = true }
-        if hasVideo && !videoDone && time >= shownEnd && handedEnd != nil && phase != .stalled && audioClock == nil {
-            // Out of frames: freeze the video clock until the next frame arrives.
+        let starving = hasVideo && !videoDone && time >= shownEnd && handedEnd != nil
+        let newlyStarved = starving && !videoStarved
+        if starving { videoStarved = true }
+        if starving && phase != .stalled && audioClock == nil && waitsToMinimizeStalling {
+            // Out of frames: freeze the video clock until the next frame arrives (a timeline
+            // pinned on the wall clock starts on its pin again, late frames dropped).
             phase = .stalled
             clock.hold(at: shownEnd)
+            if case .wallClock = sourceClock, pin != nil { snapsToPin = true }
+            effects.emit(.playbackStalled(item))
+            effects.log(.stalled, itemIndex: itemIndex, source: item.url, time: shownEnd, at: tick.hostTime)
+        } else if newlyStarved && audioClock == nil && !waitsToMinimizeStalling {
+            // Not waiting: the clock runs on through the gap, and the frames that come late are
+            // dropped up to the one due, as with an audio clock.
             effects.emit(.playbackStalled(item))
             effects.log(.stalled, itemIndex: itemIndex, source: item.url, time: shownEnd, at: tick.hostTime)
         }
@@ -165,7 +209,7 @@ extension EngineState {
     }
 
     /// The content with `frameID` is on screen since `tick`.
-    mutating func didPresent(frameID: UInt64, at tick: RefreshTick, into effects: inout EngineEffects) {
+    mutating func didPresent(frameID: UInt64, at tick: RefreshTick, wallClockTime: MediaTime?, into effects: inout EngineEffects) {
         guard let presented = pending.removeValue(forKey: frameID), presented.isFrame else { return }
         // Content handed out but never presented was replaced: it counts as dropped.
         let skipped = pending.filter { $0.key < frameID }
@@ -175,13 +219,19 @@ extension EngineState {
             effects.records.append(.frame(PresentedFrame(
                 itemIndex: presented.itemIndex, source: presented.item.url, presentationTime: presented.presentationTime,
                 presentedAt: tick.hostTime, refresh: tick.sequence, clock: presented.clock, audioClock: presented.audioClock,
-                droppedFrames: droppedFrames)))
+                droppedFrames: droppedFrames, presentedWallClockTime: wallClockTime, syncError: presented.syncError)))
         }
         let item = presented.item
         guard items.first === item, presented.itemIndex == itemIndex, presented.serial == item.pipeline?.serial else { return }
         let time = presented.presentationTime
         // Seeks complete on their first presented frame.
         if let seek = seeks.first, seek.item === item, seek.serial <= presented.serial {
+            if let since = syncSeekSince {
+                // How long the follower's seek took: its next one aims that far ahead.
+                let took = max(MediaTime(value: 1, timescale: 20), min(tick.hostTime - since, MediaTime(value: 5, timescale: 1)))
+                seekLatency = MediaTime.nanoseconds((seekLatency.nanoseconds + took.nanoseconds * 3) / 4)
+                syncSeekSince = nil
+            }
             let finished = seeks
             seeks.removeAll()
             for request in finished {
@@ -206,6 +256,89 @@ extension EngineState {
         lastPresented = time
     }
 
+    // MARK: Following a clock
+
+    /// The current item's timeline started with a frame at media time `time`, at `tick`: a
+    /// timeline that follows the display or the wall clock and has no pin yet is pinned there.
+    private mutating func startTimeline(at time: MediaTime, tick: RefreshTick, wall: MediaTime?) {
+        snapsToPin = false
+        follower.restart()
+        guard pin == nil else { return }
+        switch sourceClock {
+        case .wallClock: pin = wall.map { .wall(time: time, wall: $0) }
+        case .display: pin = .host(time: time, host: tick.hostTime)
+        case .audioOutput: break
+        }
+    }
+
+    /// Measures how far the playback clock (`time`) is from the reference this refresh and lets the
+    /// follower decide: nothing, a small change of speed, or a seek.
+    /// Returns the error measured (nil when there is nothing to follow).
+    @discardableResult
+    private mutating func follow(
+        time: MediaTime, audioClock: MediaTime?, pipeline: ItemPipeline, item: PlayerItem, tick: RefreshTick, wall: MediaTime?,
+        into effects: inout EngineEffects
+    ) -> MediaTime? {
+        let reference: MediaTime?
+        switch sourceClock {
+        case .audioOutput: reference = nil
+        // The display drives: only sound has something to follow.
+        case .display: reference = audioClock == nil ? nil : pin?.reference(atHost: tick.hostTime, wall: nil, rate: clock.rate)
+        case .wallClock: reference = pin?.reference(atHost: tick.hostTime, wall: wall, rate: clock.rate)
+        }
+        // Nothing to follow before the pin's instant: the timeline holds on its first frame until then.
+        guard let reference, syncSeekSince == nil, reference >= (pin?.time ?? reference) else { return nil }
+        let error = time - reference
+        switch follower.measure(error: error.seconds, at: tick.hostTime) {
+        case .none:
+            break
+        case .adjust(let adjustment, let log):
+            if audioClock != nil {
+                compensateAudio(adjustment, pipeline: pipeline, into: &effects)
+            } else {
+                clock.setTrim(adjustment, at: tick.hostTime)
+            }
+            if log {
+                effects.log(.syncAdjust, itemIndex: itemIndex, source: item.url, time: time, at: tick.hostTime,
+                            error: error, adjustment: adjustment, wallClock: wall)
+            }
+        case .seek:
+            // Seek to where the reference will be once the seek has shown its first frame: the
+            // timeline then starts on the pin, so a latency guessed wrong costs a few frames
+            // dropped or the first one held, not a lasting error.
+            let ahead = seekLatency.multiplied(by: max(clock.rate, 0.25))
+            syncSeekSince = tick.hostTime
+            effects.actions.append(.syncSeek(item, target: reference + ahead))
+            effects.log(.syncSeek, itemIndex: itemIndex, source: item.url, time: reference + ahead, at: tick.hostTime,
+                        error: error, wallClock: wall)
+        }
+        return error
+    }
+
+    /// Hands the follower's adjustment to the current item's sound (resampled by that much).
+    private mutating func compensateAudio(_ adjustment: Double, pipeline: ItemPipeline, into effects: inout EngineEffects) {
+        guard adjustment != audioCompensation else { return }
+        audioCompensation = adjustment
+        effects.actions.append(.compensateAudio(pipeline, adjustment))
+    }
+
+    /// Completes the prerolls of the current item that are ready: its first frame (after any
+    /// seek) decoded, its sound primed.
+    mutating func checkPrerolls(_ item: PlayerItem, pipeline: ItemPipeline, into effects: inout EngineEffects) {
+        guard !prerolls.isEmpty, seeks.isEmpty || !pipeline.withVideoFrames({ $0.isEmpty }) else { return }
+        let primed = (!item.hasVideo || !pipeline.withVideoFrames { $0.isEmpty } || pipeline.videoFinished)
+        guard primed else { return }
+        let ready = prerolls.filter { $0.item === item }
+        prerolls.removeAll { $0.item === item }
+        for waiter in ready { effects.actions.append(.complete(waiter.completion, finished: true)) }
+    }
+
+    /// Ends the prerolls of items other than `current` (no longer current): they did not finish.
+    mutating func cancelPrerolls(except current: PlayerItem?, into effects: inout EngineEffects) {
+        for waiter in prerolls where waiter.item !== current { effects.actions.append(.complete(waiter.completion, finished: false)) }
+        prerolls.removeAll { $0.item !== current }
+    }
+
     /// Whether pulling at the next refresh would find data missing that is on its way: sinks
     /// driven by a manual clock wait while this holds, so decode speed never changes what is shown.
     func isWaitingForData(at now: MediaTime, audioQueued: MediaTime?) -> Bool {
@@ -224,7 +357,10 @@ extension EngineState {
             if count == 0 { return true }
             // A later frame may be due at the coming refresh: wait for the queue to fill so
             // the pick (the latest frame whose time has come) does not depend on decode speed.
-            if count < ItemPipeline.videoFrameCapacity, let due = clock.displayTime(at: now), let newest, newest <= due {
+            // A timeline about to start on its pin is due where the pin puts it, not where the
+            // display clock held.
+            let pinned = phase.needsFirstFrame && snapsToPin ? pin?.reference(atHost: now, wall: wallTime(at: now), rate: clock.rate) : nil
+            if count < ItemPipeline.videoFrameCapacity, let due = pinned ?? clock.displayTime(at: now), let newest, newest <= due {
                 return true
             }
         }

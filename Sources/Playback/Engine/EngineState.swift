@@ -45,6 +45,8 @@ struct EngineState {
         var audioClock: MediaTime?
         /// False for content that only changes the subtitle.
         var isFrame = true
+        /// The playback clock minus the followed clock at that refresh, when one is followed.
+        var syncError: MediaTime?
     }
 
     struct SeekRequest {
@@ -83,9 +85,35 @@ struct EngineState {
     var pending: [UInt64: Pending] = [:]
     var nextFrameID: UInt64 = 1
     var droppedFrames = 0
+    /// The video sink (attachable while the player lives) and its layer (VideoOutput.swift).
+    var output = VideoOutput()
+    /// Whether the display clock holds while the video is out of frames (``Player/automaticallyWaitsToMinimizeStalling``).
+    var waitsToMinimizeStalling = true
+    var announcedTimeControlStatus: TimeControlStatus = .paused
 
     // The audio feeder's ledger and wake-ups.
     var audio = AudioFeedLedger()
+    /// Whether the sound is the master clock yet (after each restart it joins the picture).
+    var audioJoin = AudioJoin()
+
+    // Following a clock (docs/playback-engine.md, "Following a clock").
+    var sourceClock: PlaybackSourceClock = .audioOutput
+    /// The wall-clock time of a host time (the player's ``HostClock``), before any offset.
+    var wallClockTime: @Sendable (MediaTime) -> MediaTime = { $0 }
+    /// Where the current item's timeline is pinned, when it is.
+    var pin: ClockPin?
+    /// The next first frame starts the timeline on ``pin`` rather than where it happens to be
+    /// decoded: a start that is not a gapless seam, a seek the follower asked for, a timed start.
+    var snapsToPin = false
+    var follower = ClockFollower()
+    /// The follower's seek is under way: host time it was asked at (no second one meanwhile).
+    var syncSeekSince: MediaTime?
+    /// How long a seek takes to show its first frame (the follower seeks that far ahead).
+    var seekLatency = MediaTime(value: 3, timescale: 10)
+    /// The adjustment handed to the current item's audio (resampling), to hand it on only changes.
+    var audioCompensation: Double = 0
+    /// ``Player/preroll(atRate:completionHandler:)`` calls waiting for the current item.
+    var prerolls: [(item: PlayerItem, completion: @Sendable (Bool) -> Void)] = []
 
     // The player.
     var invalidated = false
@@ -106,7 +134,9 @@ struct EngineState {
         }
         if holdingFailure { return .waitingToPlayAtSpecifiedRate(.itemFailed) }
         if phase == .ended { return .playing }
-        if !seeks.isEmpty || videoStarved || (phase.needsFirstFrame && item.hasVideo) { return .waitingToPlayAtSpecifiedRate(.toMinimizeStalls) }
+        if !seeks.isEmpty || (videoStarved && waitsToMinimizeStalling) || (phase.needsFirstFrame && item.hasVideo) {
+            return .waitingToPlayAtSpecifiedRate(.toMinimizeStalls)
+        }
         return .playing
     }
 
@@ -126,15 +156,18 @@ struct EngineState {
     mutating func becomeCurrent(gapless: Bool = false, into effects: inout EngineEffects) {
         let current = items.first
         let previousTime = handedEnd ?? clock.heldTime
+        let startTime = current?.state.withLock { $0.startTime } ?? .zero
         itemIndex += 1
         observers.forgetIntervals()
-        clock.jump(to: current?.state.withLock { $0.startTime } ?? .zero)
+        clock.jump(to: startTime)
         phase = current == nil ? .empty : .awaitingFirstFrame(jump: false)
         handedEnd = nil
         lastPresented = nil
         videoStarved = false
         holdingFailure = false
-        if !gapless { audio.restart() }
+        if !gapless { restartAudio() }
+        pinCurrentItem(current, startTime: startTime, previousEnd: gapless ? previousTime : nil)
+        cancelPrerolls(except: current, into: &effects)
         for seek in seeks { if let completion = seek.completion { effects.actions.append(.complete(completion, finished: false)) } }
         seeks.removeAll()
         if let current {
@@ -215,7 +248,11 @@ struct EngineState {
         // A failed player stays stopped (like AVPlayer, it must be replaced).
         guard !invalidated, clock.rate != rate, playerStatus != .failed else { return false }
         // Audio plays only at rate 1: entering or leaving it restarts the audio stream.
-        if (clock.rate == 1) != (rate == 1) { audio.restart() }
+        if (clock.rate == 1) != (rate == 1) { restartAudio() }
+        // A running pinned timeline changing speed goes on from where it stands now. A pin set
+        // while paused says when to start, and one left by a pause is where the timeline is due
+        // again: starting or stopping keeps it (a player following the wall clock catches up).
+        if clock.rate > 0 && rate > 0 { pin = pin?.rebased(atHost: now, wall: wallTime(at: now), rate: clock.rate) }
         let time = clock.setRate(rate, at: now, ended: isEnded)
         observers.jumped(to: time, into: &effects)
         effects.emit(.rateChanged(rate))
@@ -224,9 +261,11 @@ struct EngineState {
         return true
     }
 
-    /// A seek of the queued `item` to `target` started in its pipeline under `serial`.
+    /// A seek of the queued `item` to `target` started in its pipeline under `serial`; `pinned`:
+    /// the timeline it starts is pinned there (a timed start, or the follower's seek).
     mutating func seekStarted(
-        _ item: PlayerItem, serial: Int, target: MediaTime, completion: (@Sendable (Bool) -> Void)?, into effects: inout EngineEffects
+        _ item: PlayerItem, serial: Int, target: MediaTime, pinned: ClockPin? = nil, completion: (@Sendable (Bool) -> Void)?,
+        into effects: inout EngineEffects
     ) {
         guard items.first === item else {
             // A later item starts there when its turn comes.
@@ -239,10 +278,100 @@ struct EngineState {
         seeks = [SeekRequest(item: item, serial: serial, target: target, completion: completion)]
         phase = .awaitingFirstFrame(jump: true)
         clock.jump(to: target)
+        clock.clearTrim()
         handedEnd = nil
         videoStarved = false
-        audio.restart()
+        restartAudio()
+        follower.reset()
+        if let pinned {
+            // A timed start, or the follower's seek back onto the pinned timeline.
+            pin = pinned
+            snapsToPin = true
+        } else {
+            // A seek of the player's own: the timeline starts afresh where it lands.
+            pin = nil
+            snapsToPin = false
+            syncSeekSince = nil
+        }
         effects.actions.append(.wakeFeeder)
+    }
+
+    /// Changes the clock the player follows. Another offset of the wall clock keeps the pins
+    /// (they are wall-clock instants): the follower sees the step and corrects it. Any other
+    /// change starts the timeline afresh at the next first frame.
+    mutating func setSourceClock(_ new: PlaybackSourceClock, at now: MediaTime) {
+        let old = sourceClock
+        sourceClock = new
+        if case .wallClock = old, case .wallClock = new { return }
+        guard old != new else { return }
+        pin = nil
+        snapsToPin = false
+        syncSeekSince = nil
+        follower.forget()
+        clock.setTrim(0, at: now)
+        if case .wallClock = new, let own = items.first?.wallClockPin {
+            // The current item's own pin applies from now (its next first frame starts on it;
+            // one already shown is followed, or sought, onto it).
+            pin = .wall(time: own.time, wall: own.wallClockTime)
+            snapsToPin = phase.needsFirstFrame
+        }
+    }
+
+    /// Starts the current timeline on `pin`, due at host time `host` (paused until then): a timed
+    /// start without a seek (``Player/setRate(_:time:atHostTime:)`` from a pause).
+    mutating func startAt(_ pin: ClockPin, host: MediaTime) {
+        self.pin = pin
+        snapsToPin = true
+        follower.reset()
+        clock.start(at: host, media: pin.time)
+    }
+
+    /// Completes the current item's prerolls that are ready now (or fails them: no item, failed).
+    mutating func checkPrerollsNow(into effects: inout EngineEffects) {
+        guard !prerolls.isEmpty else { return }
+        guard let item = items.first, item.status != .failed else {
+            cancelPrerolls(except: nil, into: &effects)
+            return
+        }
+        guard item.status == .readyToPlay, let pipeline = item.pipeline else { return }
+        checkPrerolls(item, pipeline: pipeline, into: &effects)
+    }
+
+    /// The sound restarts (flushed): it must join the picture again.
+    mutating func restartAudio() {
+        audio.restart()
+        audioJoin.restart()
+    }
+
+    /// The wall-clock time of `host` when the source clock is the wall clock (its offset added).
+    func wallTime(at host: MediaTime) -> MediaTime? {
+        guard case .wallClock(let offset) = sourceClock else { return nil }
+        return wallClockTime(host) + offset
+    }
+
+    /// The pin of the item that just became current: its own wall-clock pin, else (at a gapless
+    /// seam) the last item's timeline going on; a start that is not a seam snaps to it.
+    mutating func pinCurrentItem(_ item: PlayerItem?, startTime: MediaTime, previousEnd: MediaTime?) {
+        let previous = pin
+        pin = nil
+        syncSeekSince = nil
+        follower.reset()
+        clock.clearTrim()
+        audioCompensation = 0
+        guard let item else { return }
+        switch sourceClock {
+        case .wallClock:
+            if let own = item.wallClockPin {
+                pin = .wall(time: own.time, wall: own.wallClockTime)
+            } else if let previous, let previousEnd {
+                pin = previous.continued(at: previousEnd, with: startTime, rate: max(clock.rate, 1))
+            }
+        case .display:
+            if let previous, let previousEnd { pin = previous.continued(at: previousEnd, with: startTime, rate: max(clock.rate, 1)) }
+        case .audioOutput:
+            break
+        }
+        snapsToPin = previousEnd == nil && pin != nil
     }
 
     /// An output can no longer work: the player fails for good and stops.
@@ -253,7 +382,7 @@ struct EngineState {
         effects.emit(.playerStatusChanged(.failed))
         if clock.rate != 0 {
             let time = clock.setRate(0, at: now, ended: isEnded)
-            audio.restart()
+            restartAudio()
             observers.jumped(to: time, into: &effects)
             effects.emit(.rateChanged(0))
         }

@@ -141,6 +141,14 @@ final class ItemPipeline: Sendable {
         var subtitles: [TimedSubtitle] = []
         /// The out point (``PlayerItem/forwardPlaybackEndTime``): nothing at or after it is queued.
         var endTime: MediaTime?
+        /// Where the sound is cut when nothing else cuts it sooner: the video's end, for an item
+        /// with both. The item ends with its last frame; sound past it (an AAC encoder's padding,
+        /// a soundtrack longer than the picture) would otherwise be heard at the start of the next
+        /// item and push that item's sound late by as much.
+        var audioEndTime: MediaTime?
+        /// How much faster (positive) or slower the sound is resampled to play (a player
+        /// following another clock): applied to what is decoded from now on.
+        var audioSpeedAdjustment: Double = 0
 
         /// Whether the demuxer should wait: too many bytes queued, or every played stream has
         /// enough queued.
@@ -354,6 +362,12 @@ final class ItemPipeline: Sendable {
 
     var audioEnabled: Bool { lock.withLock { $0.audioWanted && ($0.info?.hasAudio ?? false) } }
 
+    /// Resamples the sound decoded from now on to play `1 + adjustment` times as fast (at most
+    /// ±0.005 is asked for). What is already decoded (a quarter of a second) plays as it is.
+    func setAudioCompensation(_ adjustment: Double) {
+        lock.withLock { $0.audioSpeedAdjustment = max(-0.05, min(0.05, adjustment)) }
+    }
+
     /// Plays audio stream `index` instead (the caller seeks to flush what was queued).
     func selectAudioStream(_ index: Int) {
         lock.withLock { $0.selectedAudioStream = index }
@@ -443,6 +457,7 @@ final class ItemPipeline: Sendable {
                 state.selectedAudioStream = streams.audioStream ?? -1
             }
             state.info = pipelineInfo
+            if videoDecoder != nil, audioDecoder != nil, let video = streams.videoStream { state.audioEndTime = opened.streamEnd(video) }
             do throws(ThreadStartError) {
                 if let videoDecoder {
                     let converter = VideoFrameConverter(rotation: streams.rotation, sampleAspectRatio: streams.sampleAspectRatio)
@@ -718,7 +733,8 @@ final class ItemPipeline: Sendable {
             }
             while cursor.receive(from: decoder, into: box) {
                 let pts = presentationTime(of: box, decoder: decoder, cursor: cursor, startTime: startTime)
-                guard let buffer = resampler.convert(box, presentationTime: pts) else { continue }
+                let adjustment = lock.withLock { $0.audioSpeedAdjustment }
+                guard let buffer = resampler.convert(box, presentationTime: pts, speedAdjustment: adjustment) else { continue }
                 cursor.nextPTS = pts + buffer.duration
                 switch push(audio: buffer, serial: cursor.serial) {
                 case .queued, .dropped: continue
@@ -741,7 +757,8 @@ final class ItemPipeline: Sendable {
             if state.stopping { return .stopping }
             guard state.serial == serial, state.audioWanted else { return .dropped }
             var buffer = decoded
-            if let end = state.endTime {
+            let cut = [state.endTime, state.audioEndTime].compactMap { $0 }.min()
+            if let end = cut {
                 guard buffer.presentationTime < end else { return .pastEnd }
                 buffer = buffer.cut(at: end)
             }
@@ -750,8 +767,8 @@ final class ItemPipeline: Sendable {
             }
             state.audioBuffers.append(buffer)
             state.audioBufferedDuration = state.audioBufferedDuration + buffer.duration
-            // The buffer that reaches the out point is the stream's last.
-            if let end = state.endTime, buffer.presentationTime + buffer.duration >= end { return .pastEnd }
+            // The buffer that reaches the out point (or the video's end) is the stream's last.
+            if let end = cut, buffer.presentationTime + buffer.duration >= end { return .pastEnd }
             return .queued
         }
         if outcome == .queued || outcome == .pastEnd {

@@ -8,6 +8,13 @@ public import MediaSinks
 /// Every method is safe from any thread or task. Time observers fire on *presented* time (when
 /// the display reports a frame visible), never on decode time.
 ///
+/// ## Video output
+/// A player shows its pictures in one video sink at a time: a ``PlayerLayer`` of a display
+/// (`PlayerLayer(player:)`, `layer.player = player`: several players on one screen), a display's
+/// own full-screen layer (`Player(videoSink: display)`), or a test's recording sink. The sink can
+/// be given after the player is made and changed while it plays. A player without a video sink
+/// presents nothing and its video does not advance (nothing pulls its frames).
+///
 /// ## Rates
 /// Video plays at any rate from 0 (paused) up to 4; 0.5–2.0 is supported and tested. Audio is
 /// played only at rate 1: at any other rate it is muted (not time-stretched) and the display
@@ -22,29 +29,45 @@ public class Player: @unchecked Sendable {
 
     let core: PlayerCore
 
-    /// A player presenting to `videoSink` and playing sound to `audioSink` (either may be nil),
-    /// reading time from `clock` (a ``ManualClock`` in tests).
+    /// A player presenting to `videoSink` and playing sound to `audioSink` (either may be nil:
+    /// a ``PlayerLayer`` can be given the player later), reading time from `clock` (a
+    /// ``ManualClock`` in tests).
     public init(
-        item: PlayerItem? = nil, videoSink: (any VideoSink)?, audioSink: (any AudioSink)? = nil,
+        item: PlayerItem? = nil, videoSink: (any VideoSink)? = nil, audioSink: (any AudioSink)? = nil,
         clock: any HostClock = MonotonicClock()
     ) {
         core = PlayerCore(videoSink: videoSink, audioSink: audioSink, clock: clock)
         core.actionAtItemEnd = .pause
+        core.owner = self
         core.start()
         if let item { core.replaceItems(with: [item]) }
     }
 
+    /// A player of the media at `url` (a path or a URL FFmpeg opens), without outputs: show it in a
+    /// ``PlayerLayer``. As `AVPlayer(url:)`; it has no sound (give an audio sink with
+    /// ``init(item:videoSink:audioSink:clock:)``).
+    public convenience init(url: String) {
+        self.init(item: PlayerItem(url: url))
+    }
+
+    /// A player of `playerItem`, without outputs: show it in a ``PlayerLayer``. As `AVPlayer(playerItem:)`.
+    public convenience init(playerItem: PlayerItem?) {
+        self.init(item: playerItem)
+    }
+
     init(core: PlayerCore) {
         self.core = core
+        core.owner = self
         core.start()
     }
 
     deinit { core.invalidate() }
 
     /// Stops playback and every engine thread, detaches the sinks, and waits for it all.
-    /// The player cannot be used afterwards. Deinit does the same; a sink handed to a new player
-    /// must first be released by the old one (invalidate it, or let it go), since detaching
-    /// clears the sink's source.
+    /// The player cannot be used afterwards. Deinit does the same. Leaving a display or a
+    /// ``PlayerLayer`` takes the player out only if it is still what they show; any other video
+    /// sink handed to a new player must first be released by the old one (invalidate it, or let
+    /// it go), since detaching clears that sink's source.
     public func invalidate() { core.invalidate() }
 
     /// Whether the player itself can play, as `AVPlayer.status`:
@@ -100,14 +123,101 @@ public class Player: @unchecked Sendable {
         set { core.actionAtItemFailure = newValue }
     }
 
-    /// Whether playback is paused, waiting for something (and why), or presenting.
+    /// Whether playback is paused, waiting for something (and why), or presenting. Each change is
+    /// announced as ``PlayerEvent/timeControlStatusChanged(_:)``.
     public var timeControlStatus: TimeControlStatus { core.timeControlStatus }
+
+    /// Why the player waits, while ``timeControlStatus`` is `.waitingToPlayAtSpecifiedRate`; nil otherwise.
+    public var reasonForWaitingToPlay: WaitingReason? {
+        if case .waitingToPlayAtSpecifiedRate(let reason) = timeControlStatus { return reason }
+        return nil
+    }
+
+    /// Whether the player waits for data when the video runs out of decoded frames (true, the
+    /// default): the display clock holds on the last frame until frames come again, so nothing is
+    /// skipped and ``timeControlStatus`` is `.waitingToPlayAtSpecifiedRate(.toMinimizeStalls)`
+    /// meanwhile. When false, time runs on through the gap (what a show that must keep to the
+    /// wall clock wants): the frames that come late are dropped up to the one due, and the status
+    /// stays `.playing`. Either way the stall is announced (``PlayerEvent/playbackStalled(_:)``)
+    /// and logged (`stalled`). An item's first frame (at its start, after a seek) is always waited for.
+    /// With sound at rate 1 the audio clock paces playback and never waits for the video.
+    public var automaticallyWaitsToMinimizeStalling: Bool {
+        get { core.automaticallyWaitsToMinimizeStalling }
+        set { core.automaticallyWaitsToMinimizeStalling = newValue }
+    }
+
+    // MARK: Sound
+
+    /// The player's own volume, 0...1 (1 by default), applied to its audio sink (ramped there):
+    /// each player on a screen has its own.
+    public var volume: Float {
+        get { core.volume }
+        set { core.volume = newValue }
+    }
+
+    /// Silences the player's audio (its sink's volume goes to 0) while it keeps playing; ``volume``
+    /// comes back when unmuted.
+    public var isMuted: Bool {
+        get { core.isMuted }
+        set { core.isMuted = newValue }
+    }
 
     /// The current item's time.
     public func currentTime() -> MediaTime { core.currentTime() }
 
     /// Frames decoded but never shown (late), since the player started.
     public var droppedFrameCount: Int { core.droppedFrames }
+
+    // MARK: Clocks and timed starts
+
+    /// Which clock drives playback: the audio output (the default), the display, or the wall
+    /// clock with an offset (``PlaybackSourceClock``). Changing it starts the timeline afresh at
+    /// the next first frame; changing only the wall clock's offset keeps every pin, and the
+    /// player eases out (or seeks away) the step it makes.
+    public var sourceClock: PlaybackSourceClock {
+        get { core.sourceClock }
+        set { core.sourceClock = newValue }
+    }
+
+    /// How the player follows its source clock: when it seeks, how fast it may run to catch up.
+    public var clockFollowingPolicy: ClockFollowingPolicy {
+        get { core.followingPolicy }
+        set { core.followingPolicy = newValue }
+    }
+
+    /// Starts playing (or changes the rate) so that media time `time` of the current item is on
+    /// screen at host time `hostTime` (``MonotonicClock`` timeline), as AVPlayer's
+    /// `setRate(_:time:atHostTime:)`.
+    ///
+    /// - `time` ``MediaTime/invalid``: where the player is (paused: the frame on screen stays
+    ///   until `hostTime`, then moves; playing: an exact seek to where it will be then).
+    /// - `hostTime` ``MediaTime/invalid``: now. A host time in the past starts where the
+    ///   timeline has got to by now (late frames are dropped).
+    ///
+    /// A numeric `time` is an exact seek: the frame at `time` shows as soon as it is decoded and
+    /// stays until `hostTime`; call ``preroll(atRate:completionHandler:)`` first so it is ready.
+    /// With the wall clock as ``sourceClock`` the start is pinned on the wall clock, so the
+    /// player keeps to it from then on.
+    public func setRate(_ rate: Double, time: MediaTime, atHostTime hostTime: MediaTime) {
+        core.setRate(rate, time: time, atHostTime: hostTime)
+    }
+
+    /// Readies the current item to start at once (its frame at the current time decoded, its
+    /// sound primed), as AVPlayer's `preroll(atRate:completionHandler:)`: `completionHandler`
+    /// gets `true` when it is, `false` when there is no current item or it stopped being current
+    /// (replaced, failed) first. Items are prepared as soon as they are queued, so this only
+    /// waits; `rate` is taken for AVPlayer's signature.
+    public func preroll(atRate rate: Double, completionHandler: @escaping @Sendable (Bool) -> Void) {
+        core.preroll(completion: completionHandler)
+    }
+
+    /// ``preroll(atRate:completionHandler:)``, awaited.
+    @discardableResult
+    public func preroll(atRate rate: Double) async -> Bool {
+        await withCheckedContinuation { continuation in
+            preroll(atRate: rate) { continuation.resume(returning: $0) }
+        }
+    }
 
     // MARK: Seeking
 
@@ -168,9 +278,10 @@ public class Player: @unchecked Sendable {
 /// Plays items in sequence, gaplessly: the next item is opened and its first frame decoded while
 /// the current one plays, and the current last frame stays until the next first frame is shown.
 public final class QueuePlayer: Player, @unchecked Sendable {
-    /// A queue of `items` presenting to the sinks. ``Player/actionAtItemEnd`` is `.advance`.
+    /// A queue of `items` presenting to the sinks (either may be nil: a ``PlayerLayer`` can be
+    /// given the player later). ``Player/actionAtItemEnd`` is `.advance`.
     public init(
-        items: [PlayerItem] = [], videoSink: (any VideoSink)?, audioSink: (any AudioSink)? = nil,
+        items: [PlayerItem] = [], videoSink: (any VideoSink)? = nil, audioSink: (any AudioSink)? = nil,
         clock: any HostClock = MonotonicClock()
     ) {
         let core = PlayerCore(videoSink: videoSink, audioSink: audioSink, clock: clock)

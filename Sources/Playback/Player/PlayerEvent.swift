@@ -20,6 +20,8 @@ public enum PlayerEvent: Sendable {
     case playbackStalled(PlayerItem)
     /// A seek finished (`true`) or was superseded (`false`).
     case seekCompleted(PlayerItem, MediaTime, finished: Bool)
+    /// ``Player/timeControlStatus`` changed: paused, waiting (and why), or playing.
+    case timeControlStatusChanged(TimeControlStatus)
 }
 
 /// One line of the presentation log: a presented frame or an event. See docs/presentation-log.md.
@@ -40,6 +42,9 @@ public struct PresentedFrame: Sendable, Hashable {
     public var presentationTime: MediaTime
     /// When it became visible (host time, ``MonotonicClock`` timeline).
     public var presentedAt: MediaTime
+    /// The same instant on the wall clock (CLOCK_REALTIME, nanoseconds since the Unix epoch), so
+    /// screens can be compared from their logs; `nil` when the player's clock has no wall clock.
+    public var presentedWallClockTime: MediaTime?
     /// The refresh counter of the sink.
     public var refresh: UInt64
     /// The master clock's media time at that refresh.
@@ -48,11 +53,21 @@ public struct PresentedFrame: Sendable, Hashable {
     public var audioClock: MediaTime?
     /// Frames decoded but never presented, in total since the player started.
     public var droppedFrames: Int
+    /// The name of the display layer the frame was shown in (``PlayerLayer/name``; `screen` for a
+    /// display's own full-screen layer), or nil when the video sink is no display layer.
+    public var layer: String?
+    /// For a player following a clock (the wall clock, for a schedule): its playback clock minus
+    /// the followed clock at that refresh (positive: ahead). `nil` when nothing is followed.
+    public var syncError: MediaTime?
 
     public init(
         itemIndex: Int, source: String, presentationTime: MediaTime, presentedAt: MediaTime, refresh: UInt64,
-        clock: MediaTime, audioClock: MediaTime?, droppedFrames: Int
+        clock: MediaTime, audioClock: MediaTime?, droppedFrames: Int, layer: String? = nil,
+        presentedWallClockTime: MediaTime? = nil, syncError: MediaTime? = nil
     ) {
+        self.layer = layer
+        self.presentedWallClockTime = presentedWallClockTime
+        self.syncError = syncError
         self.itemIndex = itemIndex
         self.source = source
         self.presentationTime = presentationTime
@@ -101,6 +116,15 @@ public struct PresentationEvent: Sendable, Hashable {
         case itemStarted = "item-started"
         /// The wall clock jumped (``PresentationEvent/delay`` by how much): the show resolved its programme again.
         case clockStepped = "clock-step"
+        /// The player following a clock changed its speed to ease an error out: ``PresentationEvent/error``
+        /// measured, ``PresentationEvent/adjustment`` the new speed change (0: on time again).
+        case syncAdjust = "sync-adjust"
+        /// The player following a clock was too far off (``PresentationEvent/error``) and seeks to
+        /// ``PresentationEvent/time``, where the reference will be when the seek shows.
+        case syncSeek = "sync-seek"
+        /// The sound became the master clock, in step with the picture (``PresentationEvent/time``:
+        /// the media time heard then).
+        case audioJoined = "audio-joined"
     }
 
     public var kind: Kind
@@ -122,6 +146,12 @@ public struct PresentationEvent: Sendable, Hashable {
     public var entry: String?
     public var playlist: String?
     public var playlistIndex: Int?
+    /// `sync-adjust`, `sync-seek`: the playback clock minus the reference (positive: ahead).
+    public var error: MediaTime?
+    /// `sync-adjust`: how much faster (positive) or slower playback now runs, as a fraction.
+    public var adjustment: Double?
+    /// The wall-clock time of ``at`` (CLOCK_REALTIME), for events of a player following the wall clock.
+    public var wallClockTime: MediaTime?
 
     public init(kind: Kind, itemIndex: Int, source: String, time: MediaTime?, at: MediaTime, reason: String?, detail: String? = nil,
                 attempt: Int? = nil, delay: MediaTime? = nil, entry: String? = nil, playlist: String? = nil, playlistIndex: Int? = nil) {

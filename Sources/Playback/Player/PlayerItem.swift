@@ -79,6 +79,8 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
         var forwardPlaybackEndTime: MediaTime = .invalid
         /// Where reverse playback ends (``MediaTime/invalid``: at the start of the media).
         var reversePlaybackEndTime: MediaTime = .invalid
+        /// Where the item's timeline sits on the wall clock, when pinned.
+        var wallClockPin: WallClockPin?
         var selectedAudio: MediaSelectionOption?
         var selectedLegible: MediaSelectionOption?
         var legibleChosen = false
@@ -242,6 +244,19 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
     public var reversePlaybackEndTime: MediaTime {
         get { state.withLock { $0.reversePlaybackEndTime } }
         set { state.withLock { $0.reversePlaybackEndTime = newValue } }
+    }
+
+    // MARK: The wall clock
+
+    /// Where this item's timeline sits on the wall clock: its media time `time` is due at the
+    /// wall-clock instant `wallClockTime`. A player whose ``Player/sourceClock`` is
+    /// ``PlaybackSourceClock/wallClock(offset:)`` follows it when the item becomes current (a
+    /// schedule pins each item where its programme puts it, so screens agree on every frame). An
+    /// item without one goes on from the item before it, or is pinned where it first shows.
+    /// Set it before the item becomes current; a copy (``copy()``) is not pinned.
+    public var wallClockPin: WallClockPin? {
+        get { state.withLock { $0.wallClockPin } }
+        set { state.withLock { $0.wallClockPin = newValue } }
     }
 
     // MARK: Media selection

@@ -56,11 +56,16 @@ public final class PresentationLogWriter: Sendable {
                 ("pts", rational(frame.presentationTime)),
                 ("pts_s", seconds(frame.presentationTime)),
                 ("presented_ns", String(frame.presentedAt.nanoseconds)),
+            ]
+            if let wall = frame.presentedWallClockTime, wall.isNumeric { fields.append(("presented_utc_ns", String(wall.nanoseconds))) }
+            fields += [
                 ("refresh", String(frame.refresh)),
                 ("dropped", String(frame.droppedFrames)),
                 ("clock_s", seconds(frame.clock)),
             ]
             if let audio = frame.audioClock { fields.append(("audio_clock_s", seconds(audio))) }
+            if let layer = frame.layer { fields.append(("layer", quote(layer))) }
+            if let error = frame.syncError, error.isNumeric { fields.append(("sync_error_s", seconds(error))) }
             return object(fields)
         case .event(let event):
             var fields: [(String, String)] = [
@@ -81,6 +86,9 @@ public final class PresentationLogWriter: Sendable {
             if let entry = event.entry { fields.append(("entry", quote(entry))) }
             if let playlist = event.playlist { fields.append(("playlist", quote(playlist))) }
             if let index = event.playlistIndex { fields.append(("playlist_index", String(index))) }
+            if let wall = event.wallClockTime, wall.isNumeric { fields.append(("at_utc_ns", String(wall.nanoseconds))) }
+            if let error = event.error, error.isNumeric { fields.append(("error_s", seconds(error))) }
+            if let adjustment = event.adjustment { fields.append(("rate_ppm", String(Int((adjustment * 1e6).rounded())))) }
             return object(fields)
         }
     }

@@ -98,7 +98,7 @@ actor ImportNotice {
         let layer = OverlayLayer(
             .text(text, TextStyle(pixelSize: pixels, color: .white, background: RGBAColor(red: 0, green: 0, blue: 0, alpha: 200),
                                   alignment: .center, padding: pixels / 3)),
-            frame: .relative(x: 0.02, y: 0.88, width: 0.96, height: 0.1), zIndex: 1_000_000)
+            frame: display.screenFrame(.relative(x: 0.02, y: 0.88, width: 0.96, height: 0.1)), zIndex: 1_000_000)
         let added = display.layers.add(layer)
         if let shown { display.layers.remove(shown) }
         shown = added

@@ -27,7 +27,9 @@ struct SetupHintService: Service, CustomStringConvertible {
                 let text = store.currentSchedule == nil ? Self.hint(inspector: inspector, addresses: NetworkAddresses.current()) : nil
                 if text != shown?.text {
                     if let text {
-                        let added = display.layers.add(Self.layer(text, screenHeight: display.outputSize.height))
+                        var layer = Self.layer(text, screenHeight: display.outputSize.height)
+                        layer.frame = display.screenFrame(layer.frame)
+                        let added = display.layers.add(layer)
                         logger.info("shown on screen: \(text)")
                         if let shown { display.layers.remove(shown.id) }
                         shown = (added, text)

@@ -1,0 +1,304 @@
+import Foundation
+import MediaTime
+import MediaSinks
+@testable import Playback
+import SinkDoubles
+import Testing
+
+/// The engine's clocks: a sound device that starts late, timed starts, and a player that follows
+/// the wall clock — on the manual clock with recording sinks, so every figure is exact.
+@Suite("Following a clock")
+struct ClockFollowingTests {
+    static let second = MediaTime(value: 1, timescale: 1)
+    static let millisecond = MediaTime(value: 1, timescale: 1000)
+
+    /// The presentation log's records, as they come.
+    final class Records: Sendable {
+        private let all = Collector<PresentationRecord>()
+        func append(_ record: PresentationRecord) { all.append(record) }
+        var frames: [PresentedFrame] { all.values.compactMap { if case .frame(let frame) = $0 { frame } else { nil } } }
+        var events: [PresentationEvent] { all.values.compactMap { if case .event(let event) = $0 { event } else { nil } } }
+        func events(_ kind: PresentationEvent.Kind) -> [PresentationEvent] { events.filter { $0.kind == kind } }
+    }
+
+    /// A player on a 60 Hz recording display (and sound, when asked) following the wall clock.
+    struct Rig {
+        let clock = ManualClock(start: .nanoseconds(1_000_000_000))
+        let video: RecordingVideoSink
+        let audio: RecordingAudioSink?
+        let records = Records()
+
+        init(audio withAudio: Bool, audioStartDelay: MediaTime = .zero) {
+            video = RecordingVideoSink(clock: clock, refreshInterval: MediaTime(value: 1, timescale: 60))
+            audio = withAudio ? RecordingAudioSink(clock: clock, startDelay: audioStartDelay) : nil
+        }
+
+        func player(_ items: [PlayerItem], source: PlaybackSourceClock) -> QueuePlayer {
+            let player = QueuePlayer(items: [], videoSink: video, audioSink: audio, clock: clock)
+            player.sourceClock = source
+            let records = self.records
+            player.setPresentationHandler { records.append($0) }
+            for item in items { player.insert(item, after: nil) }
+            return player
+        }
+
+        /// Runs refreshes for `duration` of host time.
+        func run(for duration: MediaTime) {
+            let end = clock.now() + duration
+            video.run(until: { clock.now() >= end }, maxRefreshes: 1_000_000)
+        }
+    }
+
+    static func seconds(_ value: Double) -> MediaTime { MediaTime(seconds: value, preferredTimescale: 1_000_000) }
+
+    // MARK: The follower's decisions
+
+    @Test("the follower eases an error out at most 0.5 % faster or slower, and seeks only past 100 ms held for three refreshes")
+    func followerDecisions() {
+        var follower = ClockFollower()
+        let refresh = MediaTime(value: 1, timescale: 60)
+        var host = Self.second
+        // 80 ms ahead: slow down, capped at 0.5 %, one log line.
+        #expect(follower.measure(error: 0.080, at: host) == .adjust(-0.005, log: true))
+        host = host + refresh
+        #expect(follower.measure(error: 0.080, at: host) == .none)
+        // Two refreshes past the threshold (a glitch), then back: no seek.
+        #expect(follower.measure(error: 0.150, at: host + refresh) == .none)
+        #expect(follower.measure(error: -0.150, at: host + refresh * 2) == .none)
+        #expect(follower.measure(error: 0.079, at: host + refresh * 3) == .none)
+        // Three in a row: seek.
+        #expect(follower.measure(error: 0.5, at: host + refresh * 4) == .none)
+        #expect(follower.measure(error: 0.5, at: host + refresh * 5) == .none)
+        #expect(follower.measure(error: 0.5, at: host + refresh * 6) == .seek)
+        // An error within 0.25 ms gets no push; a larger one steers in proportion (error / 2 s),
+        // in steps of 10 ppm.
+        var small = ClockFollower()
+        #expect(small.measure(error: -0.000_2, at: host) == .none)
+        var larger = ClockFollower()
+        #expect(larger.measure(error: -0.002, at: host) == .adjust(0.001, log: true))
+        // A steady drift is learned: a clock running 80 ppm fast ends with the error gone and the
+        // follower slowing it by 80 ppm without a push.
+        var drifting = ClockFollower()
+        var error = 0.0
+        var at = host
+        for _ in 0..<(60 * 120) {
+            _ = drifting.measure(error: error, at: at)
+            error += (0.000_08 + drifting.adjustment) / 60
+            at = at + refresh
+        }
+        #expect(abs(error) < 0.000_25, "error \(error * 1000) ms after two minutes")
+        #expect(drifting.drift < -0.000_04 && drifting.drift > -0.000_1, "learned \(drifting.drift * 1e6) ppm")
+    }
+
+    @Test("the sound joins the picture: it waits for a moving reading, asks for alignment past 1 ms, and gives the clock back when it stalls")
+    func audioJoinDecisions() {
+        var join = AudioJoin()
+        let host = Self.second
+        let reading = AudioClockReading(mediaTime: .zero, hostTime: host)
+        // A device that has not consumed: its reading sits on the first sample.
+        #expect(join.update(reading: reading, heard: .zero, picture: Self.seconds(0.5), firstSample: .zero, at: host) == .useDisplay)
+        // It moves, 400 ms behind the picture: shift it.
+        let moved = AudioClockReading(mediaTime: Self.seconds(0.1), hostTime: host + Self.seconds(0.1))
+        #expect(join.update(reading: moved, heard: Self.seconds(0.1), picture: Self.seconds(0.5), firstSample: .zero, at: host + Self.seconds(0.1))
+            == .align(to: Self.seconds(0.5)))
+        // Before the alignment settles the display keeps the clock.
+        let soon = AudioClockReading(mediaTime: Self.seconds(0.55), hostTime: host + Self.seconds(0.2))
+        #expect(join.update(reading: soon, heard: Self.seconds(0.55), picture: Self.seconds(0.6), firstSample: .zero, at: host + Self.seconds(0.2))
+            == .useDisplay)
+        // Settled and within 1 ms: joined.
+        let settled = AudioClockReading(mediaTime: Self.seconds(0.9005), hostTime: host + Self.seconds(0.5))
+        #expect(join.update(reading: settled, heard: Self.seconds(0.9005), picture: Self.seconds(0.9), firstSample: .zero, at: host + Self.seconds(0.5))
+            == .useAudio)
+        #expect(join.isJoined)
+        // The reading stops for more than half a second: the display takes the clock back.
+        for step in 1...12 {
+            let at = host + Self.seconds(0.5 + 0.05 * Double(step))
+            _ = join.update(reading: settled, heard: Self.seconds(0.9005), picture: Self.seconds(0.9), firstSample: .zero, at: at)
+        }
+        #expect(!join.isJoined)
+    }
+
+    // MARK: A late sound device
+
+    @Test("a sound device that starts 1.5 s late: the first frame shows at once, the picture moves, the sound joins it in step")
+    func lateAudioDevice() throws {
+        let rig = Rig(audio: true, audioStartDelay: Self.seconds(1.5))
+        let player = rig.player([PlayerItem(url: Fixtures.path("h264_aac.mp4"))], source: .audioOutput)
+        defer { player.invalidate() }
+        player.play()
+        let started = rig.clock.now()
+        #expect(rig.video.run(until: { !rig.records.frames.isEmpty }, maxRefreshes: 600))
+        let first = try #require(rig.records.frames.first)
+        // Within a refresh or two of the item being ready, not after the device's 1.5 s.
+        #expect(first.presentedAt - started < Self.seconds(0.5), "first frame after \((first.presentedAt - started).seconds) s")
+        // The picture runs while the device sleeps: about 25 frames a second.
+        rig.run(for: Self.seconds(1.2))
+        let early = rig.records.frames.filter { $0.presentedAt < started + Self.seconds(1.4) }
+        #expect(early.count >= 25, "only \(early.count) frames before the sound device started")
+        // The sound joins once the device consumes, shifted onto the picture's time.
+        rig.run(for: Self.seconds(2))
+        let joined = try #require(rig.records.events(.audioJoined).first, "the sound never joined")
+        #expect(joined.at - started < Self.seconds(2.6))
+        let aligned = rig.audio!.alignedFrames
+        #expect(aligned.dropped > 48_000, "dropped \(aligned.dropped) frames of sound: the picture was 1.5 s ahead")
+        // From then on the sound is the clock, and each frame shows on the first refresh its time has come.
+        let after = rig.records.frames.filter { $0.presentedAt > joined.at + Self.seconds(0.1) }
+        #expect(after.count > 20)
+        for frame in after {
+            let offset = try #require(frame.audioClock, "frame \(frame.presentationTime) not on the sound's clock") - frame.presentationTime
+            #expect(offset >= .zero - Self.millisecond && offset < MediaTime(value: 1, timescale: 60), "A-V \(offset.seconds) s at \(frame.presentationTime)")
+        }
+    }
+
+    // MARK: Timed starts
+
+    @Test("preroll, then setRate(time:atHostTime:): the frame at the time shows first and holds; the clock starts at the host time")
+    func timedStart() throws {
+        let rig = Rig(audio: false)
+        let item = PlayerItem(url: Fixtures.path("h264_aac.mp4"))
+        item.isAudioEnabled = false
+        let player = rig.player([item], source: .audioOutput)
+        defer { player.invalidate() }
+        let prerolled = Collector<Bool>()
+        player.preroll(atRate: 1) { prerolled.append($0) }
+        rig.video.run(until: { !prerolled.values.isEmpty }, maxRefreshes: 600)
+        #expect(prerolled.values == [true])
+        // Paused, the display shows the item's first frame; what counts comes after the timed start.
+        let before = rig.records.frames.count
+        let start = rig.clock.now() + Self.seconds(0.5)
+        let target = MediaTime(value: 2, timescale: 1)
+        player.setRate(1, time: target, atHostTime: start)
+        rig.run(for: Self.seconds(1.5))
+        let frames = Array(rig.records.frames.dropFirst(before))
+        let first = try #require(frames.first)
+        #expect(first.presentationTime == target)
+        #expect(first.presentedAt <= start, "the frame at the start time was not shown ahead of it")
+        // Every later frame on the first refresh at or after start + (pts - target).
+        for frame in frames.dropFirst() {
+            let due = start + (frame.presentationTime - target)
+            #expect(frame.presentedAt >= due && frame.presentedAt - due < MediaTime(value: 1, timescale: 60),
+                    "\(frame.presentationTime.seconds) due \(due.seconds) shown \(frame.presentedAt.seconds)")
+        }
+        #expect(frames.count >= 24)
+    }
+
+    @Test("preroll answers false when its item stops being current first")
+    func prerollCancelled() {
+        let rig = Rig(audio: false)
+        let player = rig.player([PlayerItem(url: Fixtures.path("queue1.mp4"))], source: .audioOutput)
+        defer { player.invalidate() }
+        let answers = Collector<Bool>()
+        player.preroll(atRate: 1) { answers.append($0) }
+        player.replaceCurrentItem(with: PlayerItem(url: Fixtures.path("queue2.mp4")))
+        settle { !answers.values.isEmpty }
+        #expect(answers.values.first == false)
+    }
+
+    // MARK: The wall clock
+
+    /// A player on the wall clock whose item's time 0 is due `lead` from now; returns the pin.
+    static func pinned(_ rig: Rig, audio: Bool, lead: MediaTime = .zero) -> (QueuePlayer, WallClockPin) {
+        let item = PlayerItem(url: Fixtures.path("sync.mp4"))
+        if !audio { item.isAudioEnabled = false }
+        let pin = WallClockPin(time: .zero, wallClockTime: rig.clock.wallClockNow() + lead)
+        item.wallClockPin = pin
+        let player = rig.player([item], source: .wallClock(offset: .zero))
+        player.play()
+        return (player, pin)
+    }
+
+    /// How far each frame was from its pinned wall-clock time when presented (positive: late).
+    static func lateness(_ frames: [PresentedFrame], pin: WallClockPin) -> [(frame: PresentedFrame, late: MediaTime)] {
+        frames.compactMap { frame in
+            frame.presentedWallClockTime.map { (frame, $0 - (pin.wallClockTime + (frame.presentationTime - pin.time))) }
+        }
+    }
+
+    @Test("pinned on the wall clock, every frame shows on the first refresh at or after its wall-clock time")
+    func pinnedFrames() throws {
+        let rig = Rig(audio: false)
+        let (player, pin) = Self.pinned(rig, audio: false, lead: Self.seconds(0.5))
+        defer { player.invalidate() }
+        rig.run(for: Self.seconds(4))
+        let frames = rig.records.frames
+        #expect(frames.count >= 85)
+        // The first frame shows as soon as it is decoded (ahead of its time, held); the rest on time.
+        for (frame, late) in Self.lateness(Array(frames.dropFirst()), pin: pin) {
+            #expect(late >= .zero && late < MediaTime(value: 1, timescale: 60), "\(frame.presentationTime.seconds) late by \(late.seconds) s")
+        }
+        #expect(rig.records.events(.syncSeek).isEmpty && rig.records.events(.syncAdjust).isEmpty)
+    }
+
+    @Test("a wall-clock step of 80 ms is eased out by retiming the picture, without a seek; one of 2 s is one seek")
+    func wallClockStepsWithoutSound() throws {
+        let rig = Rig(audio: false)
+        let (player, pin) = Self.pinned(rig, audio: false)
+        defer { player.invalidate() }
+        rig.run(for: Self.seconds(3))
+        let before = rig.records.frames.count
+        rig.clock.stepWallClock(by: Self.seconds(0.08))
+        rig.run(for: Self.seconds(25))
+        #expect(rig.records.events(.syncSeek).isEmpty)
+        let adjustments = rig.records.events(.syncAdjust)
+        // The error is averaged before it steers, so the speed-up ramps to its 0.5 % limit.
+        #expect(adjustments.contains { $0.adjustment == 0.005 }, "the picture runs 0.5 % fast to catch up 80 ms: \(adjustments.map(\.adjustment))")
+        // Eased in, not swung through: at most a slight overshoot (0.05 %) on the way in.
+        #expect(adjustments.allSatisfy { ($0.adjustment ?? 1) >= -0.000_5 }, "\(adjustments.map(\.adjustment))")
+        // In order, none twice, about as many frames as time passed (retimed, not skipped).
+        let frames = rig.records.frames
+        let times = frames.map(\.presentationTime)
+        #expect(times == times.sorted() && Set(times).count == times.count)
+        #expect(frames.count - before >= 25 * 25 - 2)
+        // Caught up: the last second's frames are on time again.
+        let last = Self.lateness(frames.suffix(25), pin: pin)
+        for (frame, late) in last {
+            #expect(late >= -Self.millisecond && late < MediaTime(value: 1, timescale: 60) + Self.millisecond,
+                    "\(frame.presentationTime.seconds) late by \(late.seconds) s")
+        }
+
+        rig.clock.stepWallClock(by: Self.seconds(2))
+        rig.run(for: Self.seconds(4))
+        let seeks = rig.records.events(.syncSeek)
+        #expect(seeks.count == 1, "\(seeks.count) seeks")
+        let error = try #require(seeks.first?.error)
+        #expect(abs(error.seconds + 2) < 0.05, "the seek measured \(error.seconds) s")
+        for (frame, late) in Self.lateness(rig.records.frames.suffix(25), pin: pin) {
+            #expect(late >= -Self.millisecond && late < MediaTime(value: 1, timescale: 60) + Self.millisecond,
+                    "\(frame.presentationTime.seconds) late by \(late.seconds) s after the seek")
+        }
+    }
+
+    @Test("with sound, an 80 ms step is eased out by resampling: no flush, no seek, and the sound ends in step with the wall clock")
+    func wallClockStepWithSound() throws {
+        let rig = Rig(audio: true)
+        let (player, pin) = Self.pinned(rig, audio: true)
+        defer { player.invalidate() }
+        rig.run(for: Self.seconds(3))
+        #expect(!rig.records.events(.audioJoined).isEmpty)
+        let flushes = rig.audio!.flushCount
+        let aligned = rig.audio!.alignedFrames
+        rig.clock.stepWallClock(by: Self.seconds(0.08))
+        rig.run(for: Self.seconds(30))
+        #expect(rig.records.events(.syncSeek).isEmpty)
+        #expect(rig.audio!.flushCount == flushes, "the sound was flushed")
+        #expect(rig.audio!.alignedFrames == aligned, "samples were dropped or silence inserted")
+        #expect(rig.records.events(.syncAdjust).contains { $0.adjustment == 0.005 })
+        // The sound's clock, at the last frames, is where the wall clock says.
+        for frame in rig.records.frames.suffix(25) {
+            let audio = try #require(frame.audioClock)
+            let wall = try #require(frame.presentedWallClockTime)
+            let error = audio - (pin.time + (wall - pin.wallClockTime))
+            #expect(abs(error.seconds) < 0.002, "sound \(error.seconds) s off the wall clock at \(frame.presentationTime.seconds)")
+        }
+    }
+}
+
+extension ClockFollower.Decision: CustomTestStringConvertible {
+    public var testDescription: String {
+        switch self {
+        case .none: "none"
+        case .adjust(let value, let log): "adjust(\(value), log: \(log))"
+        case .seek: "seek"
+        }
+    }
+}
