@@ -105,6 +105,8 @@ extension AudioSink {
 public protocol AudioSinkBufferLevel: AnyObject {
     /// Audio queued and not yet heard.
     var queuedDuration: MediaTime { get }
+    /// How much audio may be queued before ``AudioSink/enqueue(_:)`` blocks.
+    var capacity: MediaTime { get }
 }
 
 extension AudioBuffer {

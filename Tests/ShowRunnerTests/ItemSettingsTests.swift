@@ -17,6 +17,7 @@ final class VolumeRecordingSink: AudioSink, AudioSinkBufferLevel, @unchecked Sen
     init(clock: any HostClock) { inner = RecordingAudioSink(clock: clock) }
     var format: AudioFormat { inner.format }
     var queuedDuration: MediaTime { inner.queuedDuration }
+    var capacity: MediaTime { inner.capacity }
     var volumesSet: [Float] { volumes.withLock { $0 } }
     func enqueue(_ buffer: AudioBuffer) -> Bool { inner.enqueue(buffer) }
     func currentReading() -> AudioClockReading? { inner.currentReading() }

@@ -8,6 +8,10 @@ extension EngineState {
     mutating func content(
         for tick: RefreshTick, reading: AudioClockReading?, into effects: inout EngineEffects, depth: Int = 0
     ) -> VideoSinkContent? {
+        if depth == 0 {
+            if let last = lastTickHost, tick.hostTime > last { refreshSpacing = tick.hostTime - last }
+            lastTickHost = tick.hostTime
+        }
         guard !invalidated, let item = items.first, depth < 8 else { return nil }
         if item.status == .failed {
             if actionAtItemFailure == .hold {
@@ -341,7 +345,8 @@ extension EngineState {
 
     /// Whether pulling at the next refresh would find data missing that is on its way: sinks
     /// driven by a manual clock wait while this holds, so decode speed never changes what is shown.
-    func isWaitingForData(at now: MediaTime, audioQueued: MediaTime?) -> Bool {
+    /// `audioLevel` is the sink's: what is queued and how much it holds at most.
+    func isWaitingForData(at now: MediaTime, audioLevel: (queued: MediaTime, capacity: MediaTime)?) -> Bool {
         guard !invalidated, phase != .ended, let item = items.first else { return false }
         switch item.status {
         case .failed: return false
@@ -364,9 +369,21 @@ extension EngineState {
                 return true
             }
         }
-        if clock.rate == 1 && pipeline.audioEnabled && !pipeline.audioFinished {
-            if audio.feed(for: item) == nil { return true }
-            if let audioQueued, audioQueued < MediaTime(value: 1, timescale: 10) { return true }
+        if clock.rate == 1 && pipeline.audioEnabled {
+            // Enough sound to play until the next refresh and 100 ms more, or as much as the sink
+            // holds: a sink that ran dry between two refreshes (a 5 Hz display plays 200 ms each)
+            // would fall behind the picture by what the decoder was slow to give. Past the item's
+            // last sample, the next item's sound follows it in the sink (a seam): wait for that too.
+            let low = audioLevel.map { level in
+                level.queued < min(MediaTime(value: 1, timescale: 10) + (refreshSpacing ?? .zero),
+                                   level.capacity.multiplied(byRatio: 9, over: 10))
+            } ?? false
+            if !pipeline.audioFinished {
+                if audio.feed(for: item) == nil || low { return true }
+            } else if low, let next = items.dropFirst().first(where: { $0.status != .failed }) {
+                if next.status == .unknown { return true }
+                if let nextPipeline = next.pipeline, nextPipeline.audioEnabled, !nextPipeline.audioFinished { return true }
+            }
         }
         if item.hasVideo && pipeline.videoFinished, let next = items.dropFirst().first(where: { $0.status != .failed }) {
             if next.status == .unknown { return true }

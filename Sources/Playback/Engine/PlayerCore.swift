@@ -547,8 +547,8 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
     // MARK: PacedFrameSource
 
     func isWaitingForData() -> Bool {
-        let queued = (audioSink as? any AudioSinkBufferLevel)?.queuedDuration
+        let level = (audioSink as? any AudioSinkBufferLevel).map { (queued: $0.queuedDuration, capacity: $0.capacity) }
         let now = clock.now()
-        return state.withLock { $0.isWaitingForData(at: now, audioQueued: queued) }
+        return state.withLock { $0.isWaitingForData(at: now, audioLevel: level) }
     }
 }
