@@ -12,7 +12,7 @@ import Threading
 /// - frames: each presented at a later refresh than the one before; within an item, each later in
 ///   the media than the one before (no frame twice, none out of order); item indices only grow;
 /// - seams (the item before ended, `item_ended`): the next item's first frame is presented at the
-///   first refresh at or after the moment the previous item's last frame's duration ran out;
+///   first refresh at or after the previous item's end on its timeline (as its last frames place it);
 /// - cuts (the item before was replaced before its end): counted here; the show's driver checks them
 ///   (at once, the last picture on screen until the new first frame);
 /// - overlays: `overlay-shown` comes with the first presented frame at or after its cue (a still:
@@ -56,6 +56,8 @@ final class SoakLedger: Sendable {
         var last: PresentedFrame?
         /// The presentation time of the frame before ``last`` in the same item.
         var previousInItem: MediaTime?
+        /// That frame's host time less its media time.
+        var previousOffset: MediaTime?
         var item: CurrentItem?
         var frames = 0
         var transitions = 0
@@ -170,6 +172,7 @@ final class SoakLedger: Sendable {
                 fail("within an item a frame came twice or out of order: \(describe(last)), then \(describe(frame))", &state)
             }
             state.previousInItem = last.presentationTime
+            state.previousOffset = last.presentedAt - last.presentationTime
         } else if frame.itemIndex < last.itemIndex {
             fail("an earlier item came back: \(describe(last)), then \(describe(frame))", &state)
         } else {
@@ -180,9 +183,16 @@ final class SoakLedger: Sendable {
             state.transitions += 1
             state.hours[hour, default: Hour()].transitions += 1
             if let ended = state.item?.ended {
-                // A seam: the next item's first frame at the refresh the last frame's time ran out.
-                let due = refresh(atOrAfter: last.presentedAt + (ended - last.presentationTime), state.setup)
-                if frame.presentedAt != due {
+                // A seam: every item is pinned where its programme puts it (a late start is caught up
+                // by the follower), so the next item's first frame comes at the first refresh at or
+                // after the item's end on its timeline as its last frames place it. A frame shows at
+                // the refresh at or after its time, so each frame's host time less its media time is
+                // the timeline's offset or up to a refresh more: the smaller of the last two frames'
+                // (2 fps on 5 Hz: they fall at different phases), and one refresh earlier is on time too.
+                var offset = last.presentedAt - last.presentationTime
+                if let previous = state.previousOffset, previous < offset { offset = previous }
+                let due = refresh(atOrAfter: offset + ended, state.setup)
+                if frame.presentedAt != due && frame.presentedAt != due - state.setup.refreshInterval {
                     fail("seam not gapless: \(describe(last)) ended at \(ended.seconds) s, so the next frame was due at "
                          + "\(due.seconds) s; \(describe(frame))", &state)
                 }
@@ -194,6 +204,7 @@ final class SoakLedger: Sendable {
             }
             state.item = CurrentItem(first: frame)
             state.previousInItem = nil
+            state.previousOffset = nil
         }
         state.last = frame
     }
