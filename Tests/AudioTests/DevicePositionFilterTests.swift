@@ -7,6 +7,13 @@ struct DevicePositionFilterTests {
     static let rate = 48_000
     static let period = 1_200
 
+    /// The `index`th of a sequence of numbers in [0, 1) spread evenly but in no order (the golden
+    /// ratio's multiples), a different one for each seed: phases and noise that are the same on
+    /// every run.
+    static func scattered(_ index: Int, seed: Int) -> Double {
+        (Double(index + seed * 7_919) * 0.618_033_988_749_894_9).truncatingRemainder(dividingBy: 1)
+    }
+
     /// The frame truly heard at `nanos` by a device that started at 0.
     static func truth(_ nanos: Int64) -> Double { Double(nanos) * Double(rate) / 1e9 }
 
@@ -14,12 +21,11 @@ struct DevicePositionFilterTests {
     /// position advances in `step`-frame ticks (the loopback card's 4 ms jiffies are 192 frames):
     /// each reading is taken a period after the last, at whatever phase of a tick the thread
     /// woke. Returns the error of the raw last reading and of the smoothed one, in milliseconds.
-    static func tickErrors(step: Int64, seed: UInt64, periods: Int) -> (raw: Double, smoothed: Double) {
+    static func tickErrors(step: Int64, seed: Int, periods: Int) -> (raw: Double, smoothed: Double) {
         var filter = DevicePositionFilter(sampleRate: rate, periodFrames: period)
-        var generator = SplitMix(seed: seed)
         var errors = (raw: 0.0, smoothed: 0.0)
         for index in 1...periods {
-            let wake = Int64(generator.unit() * 4_000_000)
+            let wake = Int64(scattered(index, seed: seed) * 4_000_000)
             let now = 1_000_000_000 + Int64(index) * 25_000_000 + wake
             let exact = truth(now)
             let reading = Int64(exact) / step * step
@@ -33,7 +39,7 @@ struct DevicePositionFilterTests {
     func ticksAverageOut() {
         // One reading's error is its phase within the tick (0 to 4 ms behind); the mean of 64 is
         // the tick's mean lag (2 ms) for every player, within a fraction of a millisecond.
-        let errors = (1...12).map { Self.tickErrors(step: 192, seed: UInt64($0), periods: 200) }
+        let errors = (1...12).map { Self.tickErrors(step: 192, seed: $0, periods: 200) }
         let raw = errors.map(\.raw), smoothed = errors.map(\.smoothed)
         #expect(raw.max()! - raw.min()! > 2, "raw readings \(raw) ms")
         #expect(smoothed.max()! - smoothed.min()! < 0.5, "smoothed \(smoothed) ms")
@@ -43,13 +49,12 @@ struct DevicePositionFilterTests {
     @Test("jittered readings are smoothed to a fraction of their jitter")
     func jitterSmoothed() {
         var filter = DevicePositionFilter(sampleRate: Self.rate, periodFrames: Self.period)
-        var generator = SplitMix(seed: 3)
         var worst = 0.0
         for index in 1...400 {
             let now = Int64(index) * 25_000_000
             let exact = Self.truth(now)
             // ±3 ms of reading noise, as a sound server's interpolated latency gives.
-            let noise = (generator.unit() * 2 - 1) * 144
+            let noise = (Self.scattered(index, seed: 3) * 2 - 1) * 144
             let smoothed = filter.smoothed(frame: Int64(exact + noise), atHostNanos: now)
             if index > 100 { worst = max(worst, abs(Double(smoothed) - exact) * 1000 / Double(Self.rate)) }
         }
@@ -78,18 +83,4 @@ struct DevicePositionFilterTests {
         #expect(DevicePositionFilter(sampleRate: 48_000, periodFrames: 48_000).windowLength == 16)
         #expect(DevicePositionFilter(sampleRate: 48_000, periodFrames: 64).windowLength == 256)
     }
-}
-
-/// A small seeded generator, so the jitter is the same on every run.
-private struct SplitMix {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-    mutating func unit() -> Double { Double(next() >> 11) / Double(1 << 53) }
 }
