@@ -97,9 +97,18 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
         var presentationTime: MediaTime
         var frames: Int
         var played: Int
+        /// The media time the frames cover: their count over the rate, or more or less when the
+        /// engine resampled them to run a little faster or slower (``AudioBuffer/duration``).
+        var duration: MediaTime
         /// Silence inserted by ``align(mediaTime:atHostTime:)``: heard, but its media time holds
         /// at ``presentationTime`` (the sample after it).
         var isSilence = false
+
+        /// The media time heard once `count` of the frames have been played.
+        func time(after count: Int) -> MediaTime {
+            if isSilence || frames == 0 { return presentationTime }
+            return presentationTime + duration.multiplied(byRatio: Int32(clamping: count), over: Int32(clamping: frames))
+        }
     }
 
     private struct State {
@@ -149,7 +158,7 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
         guard let (mediaTime, hostTime) = state.alignment, let first = state.queue.first else { return }
         // The sample heard now must be `mediaTime + (now - hostTime)`.
         let wanted = mediaTime + (clock.now() - hostTime)
-        let heard = first.presentationTime + (first.isSilence ? .zero : frames(first.played))
+        let heard = first.time(after: first.played)
         let shift = (wanted - heard).convertScale(Int32(format.sampleRate), method: .roundHalfAwayFromZero).value
         if shift > 0 {
             var dropping = Int(shift)
@@ -168,12 +177,13 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
                 // Split the head at what was heard: silence, then the rest of it.
                 var head = first
                 if !head.isSilence && head.played > 0 {
+                    head.duration = head.duration - (heard - head.presentationTime)
                     head.presentationTime = heard
                     head.frames -= head.played
                     head.played = 0
                     state.queue[0] = head
                 }
-                state.queue.prepend(Segment(presentationTime: heard, frames: silence, played: 0, isSilence: true))
+                state.queue.prepend(Segment(presentationTime: heard, frames: silence, played: 0, duration: .zero, isSilence: true))
             }
             state.alignment = nil
         }
@@ -211,7 +221,7 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
             advance(&state)
             if state.queue.isEmpty { state.lastUpdate = clock.now() }
             if state.consumesFrom == nil { state.consumesFrom = clock.now() + startDelay }
-            state.queue.append(Segment(presentationTime: buffer.presentationTime, frames: buffer.frameCount, played: 0))
+            state.queue.append(Segment(presentationTime: buffer.presentationTime, frames: buffer.frameCount, played: 0, duration: buffer.duration))
             applyAlignment(&state)
             return true
         }
@@ -224,7 +234,7 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
             guard let first = state.queue.first else {
                 return state.lastHeard.map { AudioClockReading(mediaTime: $0, hostTime: now) }
             }
-            let heard = first.presentationTime + (first.isSilence ? .zero : frames(first.played))
+            let heard = first.time(after: first.played)
             return AudioClockReading(mediaTime: heard, hostTime: now)
         }
     }
@@ -266,7 +276,7 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
             frames -= take
             if first.played >= first.frames {
                 state.queue.removeFirst()
-                state.lastHeard = first.presentationTime + (first.isSilence ? .zero : self.frames(first.frames))
+                state.lastHeard = first.time(after: first.frames)
             } else {
                 state.queue[0] = first
             }

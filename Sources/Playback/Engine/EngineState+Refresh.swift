@@ -125,7 +125,11 @@ extension EngineState {
         let shownEnd = handedEnd ?? .zero
         let ended: Bool
         if hasVideo {
-            ended = videoDone && (handedEnd == nil || time >= shownEnd)
+            // Following the wall clock, the item also ends where its pin puts its end: a sound a
+            // few milliseconds behind (still being eased in) must not hold the seam a refresh.
+            var pinnedTime: MediaTime?
+            if case .wallClock = sourceClock { pinnedTime = pin?.reference(atHost: tick.hostTime, wall: wall, rate: clock.rate) }
+            ended = videoDone && (handedEnd == nil || time >= shownEnd || pinnedTime.map { $0 >= shownEnd } == true)
         } else if let feed {
             ended = pipeline.audioFinished && (audioClock == nil || time >= feed.end)
         } else {
