@@ -8,7 +8,8 @@ import Musl
 #endif
 
 /// The loop of the thread that owns the PCM: mix a period, convert, write, stamp the clock from
-/// the device's position readings (smoothed by ``DevicePositionFilter``); on device failure, run the same loop silently on the host clock and try to reopen.
+/// the device's position readings (smoothed by ``DevicePositionFilter``); on device failure, run
+/// the same loop silently on the host clock and try to reopen.
 struct AudioThread {
     let shared: ConditionLock<OutputState, StateChanged>
     let configuration: ALSAOutput.Configuration

@@ -189,8 +189,6 @@ public final class NullAudioSink: AudioSink, AudioSinkBufferLevel, Sendable {
         }
     }
 
-    private func frames(_ count: Int) -> MediaTime { MediaTime(value: Int64(count), timescale: Int32(format.sampleRate)) }
-
     public var queuedDuration: MediaTime {
         state.withLock { state in
             advance(&state)
