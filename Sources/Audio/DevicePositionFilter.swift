@@ -47,12 +47,14 @@ struct DevicePositionFilter {
     /// readings so far say is heard at `hostNanos`, rounded to the nearest frame.
     mutating func smoothed(frame: Int64, atHostNanos hostNanos: Int64) -> Int64 {
         if offsets.isEmpty { baseNanos = hostNanos }
-        let expected = Double(hostNanos - baseNanos) * Double(sampleRate) / 1e9
-        let offset = Double(frame) - expected
+        var expected = Double(hostNanos - baseNanos) * Double(sampleRate) / 1e9
+        var offset = Double(frame) - expected
         if !offsets.isEmpty, abs(offset - mean) > jumpFrames {
+            // Not noise: start again from this reading.
             reset()
             baseNanos = hostNanos
-            return smoothed(frame: frame, atHostNanos: hostNanos)
+            expected = 0
+            offset = Double(frame)
         }
         if offsets.count < windowLength {
             offsets.append(offset)

@@ -8,10 +8,6 @@ extension EngineState {
     mutating func content(
         for tick: RefreshTick, reading: AudioClockReading?, into effects: inout EngineEffects, depth: Int = 0
     ) -> VideoSinkContent? {
-        if depth == 0 {
-            if let last = lastTickHost, tick.hostTime > last { refreshSpacing = tick.hostTime - last }
-            lastTickHost = tick.hostTime
-        }
         guard !invalidated, let item = items.first, depth < 8 else { return nil }
         if item.status == .failed {
             if actionAtItemFailure == .hold {
@@ -127,9 +123,11 @@ extension EngineState {
         if hasVideo {
             // Following the wall clock, the item also ends where its pin puts its end: a sound a
             // few milliseconds behind (still being eased in) must not hold the seam a refresh.
-            var pinnedTime: MediaTime?
-            if case .wallClock = sourceClock { pinnedTime = pin?.reference(atHost: tick.hostTime, wall: wall, rate: clock.rate) }
-            ended = videoDone && (handedEnd == nil || time >= shownEnd || pinnedTime.map { $0 >= shownEnd } == true)
+            func pinReachedEnd() -> Bool {
+                guard case .wallClock = sourceClock, let pinned = pin?.reference(atHost: tick.hostTime, wall: wall, rate: clock.rate) else { return false }
+                return pinned >= shownEnd
+            }
+            ended = videoDone && (handedEnd == nil || time >= shownEnd || pinReachedEnd())
         } else if let feed {
             ended = pipeline.audioFinished && (audioClock == nil || time >= feed.end)
         } else {
@@ -349,8 +347,11 @@ extension EngineState {
 
     /// Whether pulling at the next refresh would find data missing that is on its way: sinks
     /// driven by a manual clock wait while this holds, so decode speed never changes what is shown.
-    /// `audioLevel` is the sink's: what is queued and how much it holds at most.
-    func isWaitingForData(at now: MediaTime, audioLevel: (queued: MediaTime, capacity: MediaTime)?) -> Bool {
+    /// `audioLevel` is the sound sink's (what is queued and how much it holds at most),
+    /// `refreshInterval` the video sink's.
+    func isWaitingForData(
+        at now: MediaTime, audioLevel: (queued: MediaTime, capacity: MediaTime)?, refreshInterval: MediaTime?
+    ) -> Bool {
         guard !invalidated, phase != .ended, let item = items.first else { return false }
         switch item.status {
         case .failed: return false
@@ -379,7 +380,7 @@ extension EngineState {
             // would fall behind the picture by what the decoder was slow to give. Past the item's
             // last sample, the next item's sound follows it in the sink (a seam): wait for that too.
             let low = audioLevel.map { level in
-                level.queued < min(MediaTime(value: 1, timescale: 10) + (refreshSpacing ?? .zero),
+                level.queued < min(MediaTime(value: 1, timescale: 10) + (refreshInterval ?? .zero),
                                    level.capacity.multiplied(byRatio: 9, over: 10))
             } ?? false
             if !pipeline.audioFinished {

@@ -95,10 +95,6 @@ struct EngineState {
     var audio = AudioFeedLedger()
     /// Whether the sound is the master clock yet (after each restart it joins the picture).
     var audioJoin = AudioJoin()
-    /// The host time of the last refresh asked for content, and the spacing between the last two:
-    /// how much sound a manually clocked sink plays before the next refresh (``isWaitingForData(at:audioLevel:)``).
-    var lastTickHost: MediaTime?
-    var refreshSpacing: MediaTime?
 
     // Following a clock (docs/playback-engine.md, "Following a clock").
     var sourceClock: PlaybackSourceClock = .audioOutput

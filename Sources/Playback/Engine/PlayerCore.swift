@@ -548,7 +548,9 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
 
     func isWaitingForData() -> Bool {
         let level = (audioSink as? any AudioSinkBufferLevel).map { (queued: $0.queuedDuration, capacity: $0.capacity) }
+        // Read outside the engine's lock: a layer's interval is behind the layer's own lock.
+        let refreshInterval = videoSink?.refreshInterval
         let now = clock.now()
-        return state.withLock { $0.isWaitingForData(at: now, audioLevel: level) }
+        return state.withLock { $0.isWaitingForData(at: now, audioLevel: level, refreshInterval: refreshInterval) }
     }
 }
