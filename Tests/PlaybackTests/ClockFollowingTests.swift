@@ -229,6 +229,27 @@ struct ClockFollowingTests {
         #expect(rig.records.events(.syncSeek).isEmpty && rig.records.events(.syncAdjust).isEmpty)
     }
 
+    @Test("an item whose pin has passed joins its timeline where the wall clock is: frames before it are skipped, not dropped",
+          arguments: [1.3, 0.08])
+    func lateJoin(late: Double) throws {
+        let rig = Rig(audio: false)
+        let (player, pin) = Self.pinned(rig, audio: false, lead: Self.seconds(-late))
+        defer { player.invalidate() }
+        rig.run(for: Self.seconds(3))
+        let frames = rig.records.frames
+        let first = try #require(frames.first)
+        // The first frame is the one the wall clock is at (within a frame of 40 ms), not time 0:
+        // 1.3 s late it seeks there (past the follower's 100 ms), 80 ms late it skips the frames before.
+        #expect(first.presentationTime >= Self.seconds(late - 0.04), "joined at \(first.presentationTime.seconds) s")
+        #expect((rig.records.events(.syncSeek).count == 1) == (late > 0.1))
+        // A start inside the item skips what lies before it; nothing due on screen was missed.
+        #expect(frames.allSatisfy { $0.droppedFrames == 0 }, "dropped \(frames.last?.droppedFrames ?? 0)")
+        for (frame, late) in Self.lateness(Array(frames.dropFirst()), pin: pin) {
+            #expect(late >= .zero && late < MediaTime(value: 1, timescale: 60), "\(frame.presentationTime.seconds) late by \(late.seconds) s")
+        }
+        #expect(frames.count >= 40)
+    }
+
     @Test("a wall-clock step of 80 ms is eased out by retiming the picture, without a seek; one of 2 s is one seek")
     func wallClockStepsWithoutSound() throws {
         let rig = Rig(audio: false)

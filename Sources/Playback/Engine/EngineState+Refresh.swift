@@ -38,6 +38,7 @@ extension EngineState {
         if needsFirst, running, snapsToPin, let pin, let pinHost = pin.hostTime(seenFrom: tick.hostTime, wall: wall) {
             clock.anchor(host: pinHost, media: pin.time)
             snapped = true
+            if lateStartSought(pipeline: pipeline, item: item, tick: tick, wall: wall, into: &effects) { return nil }
         }
 
         // The master clock at this refresh: the sound once it has joined the picture.
@@ -79,12 +80,16 @@ extension EngineState {
         }
 
         // The latest frame whose time has come; earlier ones are dropped, never shown out of order.
+        // A timeline that starts inside the item (joining its pin late, a seek landing between
+        // frames) skips what lies before its start: those frames were never due on screen, so
+        // they are not counted; after a stall they were, and are.
         var dropped = 0
+        let starting = if case .awaitingFirstFrame = phase { true } else { false }
         let chosen: DecodedVideoFrame? = pipeline.withVideoFrames { queue in
             var chosen: DecodedVideoFrame?
             if needsFirst { chosen = queue.popFirst() }
             while let next = queue.first, next.presentationTime <= time, running || chosen == nil {
-                if chosen != nil { dropped += 1 }
+                if chosen != nil && !starting { dropped += 1 }
                 chosen = queue.popFirst()
             }
             return chosen
@@ -156,6 +161,27 @@ extension EngineState {
             effects.log(.stalled, itemIndex: itemIndex, source: item.url, time: shownEnd, at: tick.hostTime)
         }
         return nil
+    }
+
+    /// An item starting on a pin that passed well before its frames were decoded (an interrupt
+    /// found at a reload, an item slow to open): when even the newest decoded frame ended more
+    /// than the seek threshold before where the pin is now, rather than show a stale frame and
+    /// drop the rest on the way, seek to where the pinned timeline will be once the seek shows its
+    /// first frame, as the follower does. The last picture stays meanwhile. Returns whether it
+    /// sought.
+    private mutating func lateStartSought(
+        pipeline: ItemPipeline, item: PlayerItem, tick: RefreshTick, wall: MediaTime?, into effects: inout EngineEffects
+    ) -> Bool {
+        guard phase == .awaitingFirstFrame(jump: false), syncSeekSince == nil, item.hasVideo,
+              let newest = pipeline.withVideoFrames({ $0.last }),
+              let reference = pin?.reference(atHost: tick.hostTime, wall: wall, rate: clock.rate),
+              reference - newest.end > follower.policy.seekThreshold else { return false }
+        let target = reference + seekLatency.multiplied(by: max(clock.rate, 0.25))
+        syncSeekSince = tick.hostTime
+        effects.actions.append(.syncSeek(item, target: target))
+        effects.log(.syncSeek, itemIndex: itemIndex, source: item.url, time: target, at: tick.hostTime,
+                    error: newest.end - reference, wallClock: wall)
+        return true
     }
 
     /// Records content handed to the sink; returns its frame id.
