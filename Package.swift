@@ -55,6 +55,9 @@ let package = Package(
         .target(name: "MediaTime", dependencies: ["Threading"], swiftSettings: strict),
         // Named threads, ConditionLock<State, Condition>, thread ownership checks: the one threading toolkit.
         .systemLibrary(name: "CThreads"),
+        // glibc's allocator: its statistics and malloc_trim, behind ProcessMemory.
+        .systemLibrary(name: "CMemory"),
+        .target(name: "ProcessMemory", dependencies: ["CMemory"], swiftSettings: strict),
         .target(name: "Threading", dependencies: ["CThreads"], swiftSettings: strict),
         // The sink interface: frames, buffers, the sink/source protocols, MediaError, null sinks.
         // Display and Audio depend on it instead of the engine.
@@ -69,7 +72,7 @@ let package = Package(
         .target(
             name: "Playback",
             dependencies: [
-                "MediaAsset", "MediaSinks", "MediaTime", "Threading",
+                "MediaAsset", "MediaSinks", "MediaTime", "ProcessMemory", "Threading",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "DequeModule", package: "swift-collections"),
             ],
@@ -159,7 +162,7 @@ let package = Package(
             ]),
         .testTarget(
             name: "ShowRunnerTests",
-            dependencies: ["Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles", "ChildProcesses"]),
+            dependencies: ["ProcessMemory", "Threading", "ShowRunner", "Scheduling", "Playback", "Displays", "MediaAsset", "MediaSinks", "MediaTime", "SinkDoubles", "ChildProcesses"]),
         .testTarget(name: "BundlesTests", dependencies: ["Bundles", "ChildProcesses", "Threading"]),
         .testTarget(name: "ConfigTests", dependencies: ["Config", "Scheduling", "MediaSinks"]),
         .testTarget(name: "SupervisorTests", dependencies: ["Supervisor", "ShowRunner", "Playback", "Displays", "SinkDoubles", "ChildProcesses", "Scheduling", "MediaTime", .product(name: "Logging", package: "swift-log")]),

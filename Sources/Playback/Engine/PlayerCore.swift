@@ -3,6 +3,7 @@ import Logging
 import MediaAsset
 import MediaSinks
 import MediaTime
+import ProcessMemory
 import Threading
 
 /// What happens when the current item reaches its end.
@@ -250,7 +251,13 @@ final class PlayerCore: VideoFrameSource, PacedFrameSource, Sendable {
             case .invoke(let observer, let time): observer.invoke(time)
             case .complete(let completion, let finished): completion(finished)
             case .prepare(let item): _ = item.prepare(core: self, audioFormat: audioFormat)
-            case .release(let item): teardownQueue.async(group: teardown) { item.release() }
+            case .release(let item):
+                teardownQueue.async(group: teardown) {
+                    item.release()
+                    // Its decoders' pools and queues were freed by a dozen threads into as many
+                    // allocator arenas: give the pages back, or the resident size creeps for months.
+                    ProcessMemory.releaseFreePages()
+                }
             case .pauseAudio(let paused): audioSink?.setPaused(paused)
             case .flushAudio: audioSink?.flush()
             case .wakeFeeder: wakesFeeder = true
