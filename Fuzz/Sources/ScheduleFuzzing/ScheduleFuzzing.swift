@@ -34,9 +34,12 @@ public enum ScheduleFuzzing {
             precondition(!report.diagnostics.isEmpty, "rejected without a diagnostic")
             return
         }
-        // A day of programme from the reference date's midnight, as `vitrine programme` prints it.
+        // A day of programme from the reference date's midnight, as `vitrine programme` prints it,
+        // up to 200 changes: a playlist of short clips changes thousands of times a day, and
+        // formatting its two-thousandth row finds nothing the first hundred did not (at 2,000 the
+        // report took over 90 % of each run and the target ran 184 inputs a second).
         guard let from = schedule.timeZone.parseInstant("2026-03-29"), let to = schedule.timeZone.parseInstant("2026-03-30") else { return }
-        let programme = ProgrammeReport(schedule: schedule, from: from, to: to, maximumChanges: 2_000)
+        let programme = ProgrammeReport(schedule: schedule, from: from, to: to, maximumChanges: 200)
         _ = programme.text()
         _ = programme.json()
     }
