@@ -166,9 +166,8 @@ extension EngineState {
     /// An item starting on a pin that passed well before its frames were decoded (an interrupt
     /// found at a reload, an item slow to open): when even the newest decoded frame ended more
     /// than the seek threshold before where the pin is now, rather than show a stale frame and
-    /// drop the rest on the way, seek to where the pinned timeline will be once the seek shows its
-    /// first frame, as the follower does. The last picture stays meanwhile. Returns whether it
-    /// sought.
+    /// drop the rest on the way, seek onto the pin as the follower does. The last picture stays
+    /// meanwhile. Returns whether it sought.
     private mutating func lateStartSought(
         pipeline: ItemPipeline, item: PlayerItem, tick: RefreshTick, wall: MediaTime?, into effects: inout EngineEffects
     ) -> Bool {
@@ -176,11 +175,7 @@ extension EngineState {
               let newest = pipeline.withVideoFrames({ $0.last }),
               let reference = pin?.reference(atHost: tick.hostTime, wall: wall, rate: clock.rate),
               reference - newest.end > follower.policy.seekThreshold else { return false }
-        let target = reference + seekLatency.multiplied(by: max(clock.rate, 0.25))
-        syncSeekSince = tick.hostTime
-        effects.actions.append(.syncSeek(item, target: target))
-        effects.log(.syncSeek, itemIndex: itemIndex, source: item.url, time: target, at: tick.hostTime,
-                    error: newest.end - reference, wallClock: wall)
+        requestSyncSeek(item, reference: reference, error: newest.end - reference, tick: tick, wall: wall, into: &effects)
         return true
     }
 
@@ -335,16 +330,22 @@ extension EngineState {
                             error: error, adjustment: adjustment, wallClock: wall)
             }
         case .seek:
-            // Seek to where the reference will be once the seek has shown its first frame: the
-            // timeline then starts on the pin, so a latency guessed wrong costs a few frames
-            // dropped or the first one held, not a lasting error.
-            let ahead = seekLatency.multiplied(by: max(clock.rate, 0.25))
-            syncSeekSince = tick.hostTime
-            effects.actions.append(.syncSeek(item, target: reference + ahead))
-            effects.log(.syncSeek, itemIndex: itemIndex, source: item.url, time: reference + ahead, at: tick.hostTime,
-                        error: error, wallClock: wall)
+            requestSyncSeek(item, reference: reference, error: error, tick: tick, wall: wall, into: &effects)
         }
         return error
+    }
+
+    /// Seeks `item` to where the pinned `reference` will be once the seek has shown its first
+    /// frame (the last measured seek latency ahead): the timeline then starts on the pin, so a
+    /// latency guessed wrong costs a few frames dropped or the first one held, not a lasting
+    /// error. Logs `sync-seek` with the `error` that called for it.
+    private mutating func requestSyncSeek(
+        _ item: PlayerItem, reference: MediaTime, error: MediaTime, tick: RefreshTick, wall: MediaTime?, into effects: inout EngineEffects
+    ) {
+        let target = reference + seekLatency.multiplied(by: max(clock.rate, 0.25))
+        syncSeekSince = tick.hostTime
+        effects.actions.append(.syncSeek(item, target: target))
+        effects.log(.syncSeek, itemIndex: itemIndex, source: item.url, time: target, at: tick.hostTime, error: error, wallClock: wall)
     }
 
     /// Hands the follower's adjustment to the current item's sound (resampled by that much).
