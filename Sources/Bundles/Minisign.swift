@@ -3,7 +3,7 @@
 /// Format: an optional `untrusted comment:` line, then Base64 of 42 bytes: the algorithm `Ed`,
 /// the 8-byte key ID, the 32-byte Ed25519 public key.
 public struct MinisignPublicKey: Sendable, Hashable {
-    /// The key ID as minisign prints it (16 upper-case hex digits).
+    /// The key ID as minisign prints it (upper-case hex without leading zeros: up to 16 digits).
     public let keyID: String
     let id: [UInt8]
     let key: [UInt8]
@@ -99,8 +99,12 @@ public struct MinisignSignature: Sendable, Hashable {
 }
 
 enum Minisign {
-    /// Key IDs are little-endian 64-bit numbers; minisign prints them most significant digit first.
+    /// Key IDs are little-endian 64-bit numbers; minisign prints them as such (`%PRIX64`): upper-case
+    /// hex, most significant digit first, without leading zeros — an ID whose top digit is 0 has 15
+    /// digits in minisign's comments and messages, and must have them here too, so that an operator
+    /// can match the key a refusal names with the `.pub` file's comment.
     static func display(_ id: [UInt8]) -> String {
-        Array(id.reversed()).hexString.uppercased()
+        let value = id.reversed().reduce(UInt64(0)) { $0 << 8 | UInt64($1) }
+        return String(value, radix: 16, uppercase: true)
     }
 }

@@ -25,6 +25,17 @@ struct SignatureTests {
         #expect(text.hasPrefix("untrusted comment: minisign public key \(keyID)"))
     }
 
+    /// minisign prints key IDs with `%PRIX64`: a key whose ID starts with a 0 digit (one key in
+    /// sixteen) has 15 digits in its comment, and a refusal must name it the same way.
+    @Test("a key ID with leading zero digits is printed without them, as minisign does", arguments: [
+        ("RWSX5qv0OcVXCwABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f", "B57C539F4ABE697"),
+        ("RWSXAAAAAAAAAAABAgMEBQYHCAkKCwwNDg8QERITFBUWFxgZGhscHR4f", "97"),
+    ])
+    func keyIDWithoutLeadingZeros(line: String, printed: String) throws {
+        let key = try MinisignPublicKey(text: "untrusted comment: minisign public key \(printed)\n\(line)\n", origin: "operator.pub")
+        #expect(key.keyID == printed)
+    }
+
     @Test("a manifest edited after signing, an unknown key, a changed trusted comment, garbage and a missing signature are refused")
     func refusals() throws {
         let fixture = try BundleFixture()
