@@ -14,6 +14,9 @@
 # Exit status: 0 when no target crashed, leaked, timed out or ran out of memory; 1 when one did
 # (the reproducer's path is printed); 2 when the build failed; 77 when the toolchain has no libFuzzer.
 # FUZZ_TIMEOUT (s per input, default 10) and FUZZ_RSS_LIMIT_MB (default 2048) tune the limits.
+# FUZZ_JOBS=N (default 1) fuzzes each target in N processes at once (libFuzzer's -jobs/-workers,
+# sharing the working corpus), for long runs on a machine with N cores to spare; the line printed
+# then sums their executions.
 set -uo pipefail
 cd "$(dirname "$0")"
 fuzz=$PWD
@@ -34,6 +37,8 @@ for target in "${targets[@]}"; do
     [[ " ${all_targets[*]} " == *" $target "* ]] || { echo "fuzz: unknown target $target (known: ${all_targets[*]})" >&2; exit 64; }
 done
 timeout_seconds=${FUZZ_TIMEOUT:-10}
+jobs=${FUZZ_JOBS:-1}
+[[ "$jobs" =~ ^[1-9][0-9]*$ ]] || { echo "fuzz: FUZZ_JOBS must be a number of processes, not \"$jobs\"" >&2; exit 64; }
 rss_limit=${FUZZ_RSS_LIMIT_MB:-2048}
 
 if [ -x /opt/swift/usr/bin/swift ] && ! command -v swift >/dev/null; then export PATH=/opt/swift/usr/bin:$PATH; fi
@@ -87,6 +92,8 @@ done
 
 # stat NAME LOG: a libFuzzer final statistic (-print_final_stats=1).
 stat() { sed -n "s/^stat::$1: *//p" "$2" | tail -1; }
+# sum NAME LOG: a statistic added up over the processes that logged it (one unless FUZZ_JOBS).
+sum() { sed -n "s/^stat::$1: *//p" "$2" | awk '{ total += $1; seen = 1 } END { if (seen) print total }'; }
 
 failed=0
 for target in "${targets[@]}"; do
@@ -95,8 +102,8 @@ for target in "${targets[@]}"; do
     log=$logs/$target.log
     # libFuzzer's own failure status is 77, which here means "skipped": ask for 1.
     options=(-timeout="$timeout_seconds" -rss_limit_mb="$rss_limit" -malloc_limit_mb="$rss_limit" -detect_leaks=1
-             -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$artifacts/")
-    [ -f "Dictionaries/$target.dict" ] && options+=(-dict="Dictionaries/$target.dict")
+             -error_exitcode=1 -timeout_exitcode=1 -print_final_stats=1 -artifact_prefix="$fuzz/$artifacts/")
+    [ -f "Dictionaries/$target.dict" ] && options+=(-dict="$fuzz/Dictionaries/$target.dict")
     before=$(ls "$artifacts" | wc -l)
     if [ "$mode" = regressions ]; then
         inputs=()
@@ -122,11 +129,20 @@ for target in "${targets[@]}"; do
         [ -d "$seeds" ] && cp -n "$seeds"/* "$corpus"/ 2>/dev/null
     done
     echo "fuzz: $target: fuzzing for ${seconds}s ($(ls "$corpus" | wc -l) inputs in $corpus)"
-    "$bin/$target" "${options[@]}" -max_total_time="$seconds" -max_len=16384 "$corpus" >"$log" 2>&1
-    status=$?
-    executions=$(stat number_of_executed_units "$log")
-    speed=$(stat average_exec_per_sec "$log")
-    added=$(stat new_units_added "$log")
+    if [ "$jobs" -eq 1 ]; then
+        "$bin/$target" "${options[@]}" -max_total_time="$seconds" -max_len=16384 "$corpus" >"$log" 2>&1
+        status=$?
+    else
+        # Each process logs to fuzz-<job>.log in the folder it is started in; libFuzzer copies
+        # each into the target's log when the process ends, and the figures below add them up.
+        rm -rf "$logs/$target.jobs" && mkdir -p "$logs/$target.jobs"
+        (cd "$logs/$target.jobs" && "$bin/$target" "${options[@]}" -jobs="$jobs" -workers="$jobs" \
+            -max_total_time="$seconds" -max_len=16384 "$fuzz/$corpus") >"$log" 2>&1
+        status=$?
+    fi
+    executions=$(sum number_of_executed_units "$log")
+    speed=$(sum average_exec_per_sec "$log")
+    added=$(sum new_units_added "$log")
     coverage=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
     slowest=$(stat slowest_unit_time_sec "$log")
     found=$(ls "$artifacts" | wc -l)
