@@ -90,10 +90,12 @@ for symbolizer in /opt/swift/usr/bin/llvm-symbolizer "$(command -v llvm-symboliz
     if [ -n "$symbolizer" ] && [ -x "$symbolizer" ]; then export ASAN_SYMBOLIZER_PATH=$symbolizer; break; fi
 done
 
-# stat NAME LOG: a libFuzzer final statistic (-print_final_stats=1).
-stat() { sed -n "s/^stat::$1: *//p" "$2" | tail -1; }
-# sum NAME LOG: a statistic added up over the processes that logged it (one unless FUZZ_JOBS).
-sum() { sed -n "s/^stat::$1: *//p" "$2" | awk '{ total += $1; seen = 1 } END { if (seen) print total }'; }
+# stat NAME LOG [max]: a libFuzzer final statistic (-print_final_stats=1) over the processes that
+# logged it (one unless FUZZ_JOBS): their sum, or with "max" the largest.
+stat() {
+    sed -n "s/^stat::$1: *//p" "$2" |
+        awk -v max="${3:-}" '{ sum += $1; if (!n++ || $1 > top) top = $1 } END { if (n) print (max ? top : sum) }'
+}
 
 failed=0
 for target in "${targets[@]}"; do
@@ -140,11 +142,11 @@ for target in "${targets[@]}"; do
             -max_total_time="$seconds" -max_len=16384 "$fuzz/$corpus") >"$log" 2>&1
         status=$?
     fi
-    executions=$(sum number_of_executed_units "$log")
-    speed=$(sum average_exec_per_sec "$log")
-    added=$(sum new_units_added "$log")
+    executions=$(stat number_of_executed_units "$log")
+    speed=$(stat average_exec_per_sec "$log")
+    added=$(stat new_units_added "$log")
     coverage=$(grep -oE 'cov: [0-9]+ ft: [0-9]+' "$log" | tail -1)
-    slowest=$(stat slowest_unit_time_sec "$log")
+    slowest=$(stat slowest_unit_time_sec "$log" max)
     found=$(ls "$artifacts" | wc -l)
     crashes=$((found - before))
     echo "fuzz: $target: ${executions:-?} executions, ${speed:-?} exec/s, ${added:-?} new inputs, ${coverage:-no coverage line}, slowest input ${slowest:-?} s, $crashes crashes/leaks/timeouts"
