@@ -177,9 +177,8 @@ systemctl --root="$root" mask getty@.service serial-getty@.service autovt@.servi
 # huge pages or POSIX message queues (logind stays: it turns the power button into an orderly
 # shutdown); the time service starts once the player is up (ordering only: it starts even if the
 # player fails), and a clock step it makes later is one the show already follows (a clock-step
-# event). The network stays before the player: the unit orders itself after network.target so
-# that the inspector answers until it stops. Measured under emulation this moves the first frame
-# by less than the boot-to-boot spread (about a second): the time goes elsewhere (Image/README.md).
+# event). The player itself waits only for what it needs (/var mounted, udev's coldplug, the
+# journal's socket: systemd/README.md, "When it starts"), not for basic.target nor the network.
 systemctl --root="$root" mask dev-hugepages.mount dev-mqueue.mount sys-kernel-debug.mount \
     sys-kernel-tracing.mount sys-fs-fuse-connections.mount >/dev/null 2>&1
 for unit in chrony.service; do
