@@ -178,10 +178,12 @@ systemctl --root="$root" mask getty@.service serial-getty@.service autovt@.servi
 # shutdown); the time service starts once the player is up (ordering only: it starts even if the
 # player fails), and a clock step it makes later is one the show already follows (a clock-step
 # event). The player itself waits only for what it needs (/var mounted, udev's coldplug, the
-# journal's socket: systemd/README.md, "When it starts"), not for basic.target nor the network.
+# journal's socket: systemd/README.md, "When it starts"), not for basic.target nor the network;
+# and the network, DNS, D-Bus and logind wait for its first frame, so that on a single slow CPU
+# they do not share it with the player's start (ordering only: they start if the player fails).
 systemctl --root="$root" mask dev-hugepages.mount dev-mqueue.mount sys-kernel-debug.mount \
     sys-kernel-tracing.mount sys-fs-fuse-connections.mount >/dev/null 2>&1
-for unit in chrony.service; do
+for unit in chrony.service systemd-networkd.service systemd-resolved.service systemd-logind.service dbus.service; do
     mkdir -p "$root/etc/systemd/system/$unit.d"
     printf '# Written by Image/build.sh: the picture comes first.\n[Unit]\nAfter=vitrine.service\n' \
         > "$root/etc/systemd/system/$unit.d/10-after-vitrine.conf"
