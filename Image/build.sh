@@ -175,12 +175,10 @@ systemctl --root="$root" mask getty@.service serial-getty@.service autovt@.servi
     e2scrub_all.timer e2scrub_reap.service >/dev/null 2>&1
 # Picture first: as little as possible runs before the player's first frame. No debugfs, tracefs,
 # huge pages or POSIX message queues (logind stays: it turns the power button into an orderly
-# shutdown); the time service starts once the player is up (ordering only: it starts even if the
-# player fails), and a clock step it makes later is one the show already follows (a clock-step
-# event). The player itself waits only for what it needs (/var mounted, udev's coldplug, the
-# journal's socket: systemd/README.md, "When it starts"), not for basic.target nor the network;
-# and the network, DNS, D-Bus and logind wait for its first frame, so that on a single slow CPU
-# they do not share it with the player's start (ordering only: they start if the player fails).
+# shutdown). The player waits only for what it needs (systemd/README.md, "When it starts"), and
+# the time service, the network, DNS, D-Bus and logind wait for its first frame, so that on a
+# slow single CPU they do not share it with the player's start (ordering only: they start even if
+# the player fails; a clock step chrony makes later is one the show already follows).
 systemctl --root="$root" mask dev-hugepages.mount dev-mqueue.mount sys-kernel-debug.mount \
     sys-kernel-tracing.mount sys-fs-fuse-connections.mount >/dev/null 2>&1
 for unit in chrony.service systemd-networkd.service systemd-resolved.service systemd-logind.service dbus.service; do
