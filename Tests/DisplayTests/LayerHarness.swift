@@ -157,3 +157,21 @@ extension RGBAImage {
         return bytes
     }
 }
+
+/// The first `count` values of `stream` (which buffers what it was given since it was made), or
+/// those that came within `seconds`.
+func firstValues<Value: Sendable>(_ count: Int, of stream: AsyncStream<Value>, seconds: Double = 10) async -> [Value] {
+    let received = Values<Value>()
+    await withTaskGroup(of: Void.self) { group in
+        group.addTask {
+            for await value in stream {
+                received.append(value)
+                if received.all.count == count { return }
+            }
+        }
+        group.addTask { try? await Task.sleep(for: .seconds(seconds)) }
+        await group.next()
+        group.cancelAll()
+    }
+    return received.all
+}

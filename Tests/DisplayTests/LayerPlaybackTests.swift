@@ -64,7 +64,7 @@ struct LayerPlaybackTests {
     }
 
     @Test("isReadyForDisplay: true from the first presented frame of the current item, false while a new item waits, in another layer, or without a player")
-    func readiness() throws {
+    func readiness() async throws {
         let harness = try LayerHarness(mode: DisplayMode(width: 160, height: 60, refreshMillihertz: 25_000))
         let player = harness.player("queue1.mp4")
         defer { player.invalidate() }
@@ -76,10 +76,9 @@ struct LayerPlaybackTests {
         second.videoGravity = .resize
         harness.display.layers.add(first)
         harness.display.layers.add(second)
-        let changes = Values<Bool>()
+        // Subscribed now: the stream keeps every change until it is read at the end. (A task reading
+        // it meanwhile may get no thread while this test and its neighbours block theirs.)
         let updates = first.readyForDisplayUpdates
-        let watcher = Task { for await ready in updates { changes.append(ready) } }
-        defer { watcher.cancel() }
         #expect(!first.isReadyForDisplay)
 
         // Paused: the first frame is shown anyway, and the layer is ready from that refresh.
@@ -107,7 +106,7 @@ struct LayerPlaybackTests {
 
         second.player = nil
         #expect(!second.isReadyForDisplay && second.player == nil)
-        #expect(changes.wait { $0 == [false, true, false, true, false] }, "\(changes.all)")
+        #expect(await firstValues(5, of: updates) == [false, true, false, true, false])
     }
 
     @Test("Player(url:) has no output until a layer shows it; then it becomes ready to play and its picture is seen")
