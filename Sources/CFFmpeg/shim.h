@@ -1,4 +1,5 @@
-// FFmpeg (libavformat, libavcodec, libavutil, libswscale, libswresample, libavfilter)
+// FFmpeg (libavformat, libavcodec, libavutil, libswscale, libswresample linked; libavfilter's types only: it is
+// loaded when first needed, see MediaAsset/FFmpeg/FilterLibrary.swift)
 // for Swift. Macros Swift cannot import are wrapped in static inline functions.
 #ifndef VITRINE_CFFMPEG_SHIM_H
 #define VITRINE_CFFMPEG_SHIM_H

@@ -5,14 +5,15 @@ extension DecodedAudio {
     /// The same audio played `rate` times as fast with its pitch kept (libavfilter's `atempo`),
     /// for AudioPlayer's `rate` (0.5 … 2.0).
     /// The corresponding C functions are `avfilter_graph_create_filter`, `av_buffersrc_add_frame`
-    /// and `av_buffersink_get_frame`.
+    /// and `av_buffersink_get_frame` (libavfilter is loaded on the first call: ``FilterLibrary``).
     public func changingTempo(by rate: Double) throws(MediaError) -> DecodedAudio {
         guard rate != 1 else { return self }
         guard (0.5...2.0).contains(rate) else {
             throw MediaError(source: "audio", operation: "cannot change tempo", reason: .invalidRequest, detail: "rate \(rate) is outside 0.5…2")
         }
-        var graph = avfilter_graph_alloc()
-        defer { avfilter_graph_free(&graph) }
+        let filters = try FilterLibrary.shared.get()
+        var graph = filters.graphAlloc()
+        defer { filters.graphFree(&graph) }
         guard let graph else { throw MediaError(source: "audio", operation: "cannot change tempo", reason: .outOfMemory) }
 
         var layout = AVChannelLayout()
@@ -26,17 +27,17 @@ extension DecodedAudio {
         var source: UnsafeMutablePointer<AVFilterContext>?
         var tempo: UnsafeMutablePointer<AVFilterContext>?
         var sink: UnsafeMutablePointer<AVFilterContext>?
-        var status = avfilter_graph_create_filter(&source, avfilter_get_by_name("abuffer"), "in", sourceArguments, nil, graph)
+        var status = filters.graphCreateFilter(&source, filters.filterByName("abuffer"), "in", sourceArguments, nil, graph)
         guard status >= 0 else { throw fail(status) }
-        status = avfilter_graph_create_filter(&tempo, avfilter_get_by_name("atempo"), "tempo", "tempo=\(rate)", nil, graph)
+        status = filters.graphCreateFilter(&tempo, filters.filterByName("atempo"), "tempo", "tempo=\(rate)", nil, graph)
         guard status >= 0 else { throw fail(status) }
-        status = avfilter_graph_create_filter(&sink, avfilter_get_by_name("abuffersink"), "out", nil, nil, graph)
+        status = filters.graphCreateFilter(&sink, filters.filterByName("abuffersink"), "out", nil, nil, graph)
         guard status >= 0 else { throw fail(status) }
-        status = avfilter_link(source, 0, tempo, 0)
+        status = filters.link(source, 0, tempo, 0)
         guard status >= 0 else { throw fail(status) }
-        status = avfilter_link(tempo, 0, sink, 0)
+        status = filters.link(tempo, 0, sink, 0)
         guard status >= 0 else { throw fail(status) }
-        status = avfilter_graph_config(graph, nil)
+        status = filters.graphConfig(graph, nil)
         guard status >= 0 else { throw fail(status) }
 
         var output: [Float] = []
@@ -44,7 +45,7 @@ extension DecodedAudio {
         let frame = Frame()
         func drainSink() throws(MediaError) {
             while true {
-                let got = av_buffersink_get_frame(sink, frame.pointer)
+                let got = filters.sinkGetFrame(sink, frame.pointer)
                 if got == vitrine_averror_eagain() || got == vitrine_averror_eof() { return }
                 guard got >= 0 else { throw fail(got) }
                 let count = Int(frame.pointer.pointee.nb_samples) * channelCount
@@ -73,12 +74,12 @@ extension DecodedAudio {
                     $0.update(from: buffer.baseAddress! + offset * channelCount, count: count * channelCount)
                 }
             }
-            status = av_buffersrc_add_frame(source, input.pointer)
+            status = filters.sourceAddFrame(source, input.pointer)
             guard status >= 0 else { throw fail(status) }
             try drainSink()
             offset += count
         }
-        status = av_buffersrc_add_frame(source, nil)
+        status = filters.sourceAddFrame(source, nil)
         guard status >= 0 else { throw fail(status) }
         try drainSink()
         return DecodedAudio(samples: output, sampleRate: sampleRate, channelCount: channelCount)
