@@ -30,8 +30,13 @@ final class Compositor {
 
     private let logger: Logger
     private let rowLengthSupported: Bool
-    private let programs: [VideoProgramKind: GLProgram]
-    private let overlayProgram: GLProgram
+    private let glesMajorVersion: Int
+    /// The shader programs compiled so far. Each is compiled when first drawn with: a start
+    /// compiles only the picture format it shows (on llvmpipe each program costs milliseconds of
+    /// the time to the first frame).
+    private var programs: [ProgramKind: GLProgram] = [:]
+    /// Programs the driver would not compile or link, each logged once and then not drawn.
+    private var failedPrograms: Set<ProgramKind> = []
     /// The video layers by identity, and their order (the root layer first, then as added).
     private var videoLayers: [ObjectIdentifier: VideoLayerState] = [:]
     private var videoOrder: [ObjectIdentifier] = []
@@ -98,14 +103,48 @@ final class Compositor {
         origin = wall.origin(screenWidth: canvasWidth, screenHeight: canvasHeight)
         self.logger = logger
         self.rowLengthSupported = glesMajorVersion >= 3
-        var programs: [VideoProgramKind: GLProgram] = [:]
-        for kind in VideoProgramKind.allCases {
-            programs[kind] = try GLProgram(
-                vertex: Shaders.vertex, fragment: kind.fragmentShader(twoChannel: glesMajorVersion >= 3 ? "rg" : "ra"),
-                label: "\(kind)")
+        self.glesMajorVersion = glesMajorVersion
+        // The most common picture format, compiled now: a driver that cannot compile GLSL ES fails
+        // the display's start, not its first frame.
+        programs[.video(.yuv420p)] = try compile(.video(.yuv420p))
+    }
+
+    /// Which shader program: one per picture plane layout, and the one for overlays and subtitles.
+    enum ProgramKind: Hashable, CustomStringConvertible {
+        case video(VideoProgramKind)
+        case overlay
+        var description: String {
+            switch self {
+            case .video(let kind): return "\(kind)"
+            case .overlay: return "overlay"
+            }
         }
-        self.programs = programs
-        overlayProgram = try GLProgram(vertex: Shaders.vertex, fragment: Shaders.overlay, label: "overlay")
+    }
+
+    private func compile(_ kind: ProgramKind) throws(DisplayError) -> GLProgram {
+        switch kind {
+        case .video(let video):
+            return try GLProgram(vertex: Shaders.vertex, fragment: video.fragmentShader(twoChannel: glesMajorVersion >= 3 ? "rg" : "ra"),
+                                 label: "\(video)")
+        case .overlay:
+            return try GLProgram(vertex: Shaders.vertex, fragment: Shaders.overlay, label: "overlay")
+        }
+    }
+
+    /// The program for `kind`, compiled on first use; `nil` (logged once) when the driver refuses it.
+    private func program(_ kind: ProgramKind) -> GLProgram? {
+        if let program = programs[kind] { return program }
+        guard !failedPrograms.contains(kind) else { return nil }
+        do {
+            let program = try compile(kind)
+            programs[kind] = program
+            return program
+        } catch {
+            failedPrograms.insert(kind)
+            logger.error("shader program refused by the driver; what needs it is not drawn", metadata: [
+                "program": "\(kind)", "reason": "\(error)"])
+            return nil
+        }
     }
 
     // MARK: Changes (render thread)
@@ -401,13 +440,13 @@ final class Compositor {
                 if state.removedAt != nil, !inProgress { finished.append(state.id) }
                 let opacity = state.overlay.opacity * factor
                 guard opacity > 0 else { continue }
-                useOverlayProgram()
+                guard let overlayProgram = useOverlayProgram() else { continue }
                 if let clip = state.overlay.clip {
                     let bounds = clip.resolve(canvasWidth: layoutWidth, canvasHeight: layoutHeight)
                     guard let visible = Compositor.intersect(state.rect, (bounds.x, bounds.y, bounds.width, bounds.height)) else { continue }
-                    drawTexture(state.texture, in: visible.rect, textureCorners: visible.corners, opacity: opacity)
+                    drawTexture(state.texture, in: visible.rect, textureCorners: visible.corners, opacity: opacity, program: overlayProgram)
                 } else {
-                    drawTexture(state.texture, in: state.rect, opacity: opacity)
+                    drawTexture(state.texture, in: state.rect, opacity: opacity, program: overlayProgram)
                 }
             }
         }
@@ -417,7 +456,7 @@ final class Compositor {
 
     /// Draws one video layer's picture, cropped to its bounds, then its subtitle.
     private func drawVideoLayer(_ state: VideoLayerState) {
-        guard let video = state.video, let program = programs[video.kind] else { return }
+        guard let video = state.video, let program = program(.video(video.kind)) else { return }
         let layout = videoLayout(video, in: state)
         // Only what this screen shows of it: on a wall, the layer's part in this tile.
         guard let shown = state.bounds.intersection(screenRect), let visible = layout.clipped(to: shown) else { return }
@@ -454,19 +493,21 @@ final class Compositor {
                 rect = (videoRect.0 + reference.x * scaleX, videoRect.1 + reference.y * scaleY,
                         reference.width * scaleX, reference.height * scaleY)
             }
-            useOverlayProgram()
-            drawTexture(subtitle.texture, in: rect, opacity: opacity)
+            guard let overlayProgram = useOverlayProgram() else { return }
+            drawTexture(subtitle.texture, in: rect, opacity: opacity, program: overlayProgram)
         }
     }
 
     /// Switches to the overlay program with blending (colour blended, the framebuffer kept opaque).
-    private func useOverlayProgram() {
+    private func useOverlayProgram() -> GLProgram? {
+        guard let overlayProgram = program(.overlay) else { return nil }
         glEnable(GLenum(GL_BLEND))
         glBlendFuncSeparate(GLenum(GL_SRC_ALPHA), GLenum(GL_ONE_MINUS_SRC_ALPHA), GLenum(GL_ZERO), GLenum(GL_ONE))
         overlayProgram.use()
         glActiveTexture(GLenum(GL_TEXTURE0))
         glUniform1i(overlayProgram.uniform("u_plane0"), 0)
         glUniformMatrix2fv(overlayProgram.uniform("u_output"), 1, GLboolean(GL_FALSE), rotation.outputMatrix)
+        return overlayProgram
     }
 
     /// The part of `rect` inside `clip`, and the texture coordinates of its corners (top-left,
@@ -485,7 +526,7 @@ final class Compositor {
 
     private func drawTexture(
         _ texture: GLTexture, in rect: (x: Double, y: Double, width: Double, height: Double),
-        textureCorners: [(Double, Double)] = [(0, 0), (1, 0), (0, 1), (1, 1)], opacity: Double
+        textureCorners: [(Double, Double)] = [(0, 0), (1, 0), (0, 1), (1, 1)], opacity: Double, program overlayProgram: GLProgram
     ) {
         glBindTexture(GLenum(GL_TEXTURE_2D), texture.name)
         glUniform1f(overlayProgram.uniform("u_opacity"), GLfloat(opacity))

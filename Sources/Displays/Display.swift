@@ -1,3 +1,4 @@
+import Dispatch
 public import MediaAsset
 public import MediaTime
 public import MediaSinks
@@ -20,6 +21,10 @@ public protocol Display: VideoSink {
     /// The layer tree: the root video layer (and its gravity), the player layers and the overlays;
     /// changes show on the next refresh.
     var layers: LayerStack { get }
+    /// Waits until the render thread has brought up the device and GL, which it does in the
+    /// background after the display is made (so that the media can open meanwhile); throws why it
+    /// could not (then every screenshot and refresh throws the same). Returns at once afterwards.
+    func waitUntilReady() throws(DisplayError)
     /// The last presented frame exactly as presented. Blocks until the render thread has read it back.
     func screenshot() throws(DisplayError) -> Screenshot
     /// Receives display events (flip time-outs, re-initialisation, hotplug) on the render thread.
@@ -34,6 +39,17 @@ public protocol Display: VideoSink {
 
 extension Display {
     public var wall: WallTile { .whole }
+
+    /// ``waitUntilReady()`` for async code: the wait happens on a Dispatch worker, not on the
+    /// caller's cooperative thread.
+    public func ready() async throws(DisplayError) {
+        let outcome: Result<Void, DisplayError> = await withCheckedContinuation { continuation in
+            DispatchQueue.global().async {
+                continuation.resume(returning: Result { () throws(DisplayError) in try self.waitUntilReady() })
+            }
+        }
+        try outcome.get()
+    }
 
     /// The canvas the layers are laid out on, in whole pixels: the upright screen
     /// (``VideoSink/outputSize``), or on a video wall the whole wall's picture in this screen's

@@ -16,7 +16,8 @@ public final class HeadlessDisplay: Display {
     public let wall: WallTile
     private let loop: RenderLoop
 
-    /// Opens the surfaceless EGL platform and starts the render thread.
+    /// Starts the render thread, which opens the surfaceless EGL platform in the background
+    /// (``waitUntilReady()`` says how that went).
     ///
     /// - Parameters:
     ///   - pacing: `.timer` for real playback; `.manual` to step with ``refresh()``.
@@ -58,6 +59,7 @@ public final class HeadlessDisplay: Display {
     /// EGL context): the display can no longer work. Whoever plays into one of its other layers
     /// is told through that layer.
     public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.layers.rootLayer.setFailureHandler(handler) }
+    public func waitUntilReady() throws(DisplayError) { try loop.waitUntilReady() }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
     public var heartbeat: UInt64 { loop.heartbeat }

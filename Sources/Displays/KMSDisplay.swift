@@ -49,7 +49,8 @@ public final class KMSDisplay: Display {
         }
     }
 
-    /// Opens the screen and starts the render thread.
+    /// Opens the card, takes DRM master and picks the mode, then starts the render thread, which
+    /// brings up GBM and EGL in the background (``waitUntilReady()`` says how that went).
     ///
     /// - Throws: ``DisplayError/noDevice(tried:)`` naming each card tried and why;
     ///   ``DisplayError/drmMasterHeld(card:)``; ``DisplayError/modeUnavailable(requested:available:)``.
@@ -66,12 +67,13 @@ public final class KMSDisplay: Display {
         self.name = "KMS \(backend.cardPath) \(backend.output.connectorName) \(backend.mode.displayMode)" + (wall.isWhole ? "" : ", \(wall)")
         let size = rotation.swapsAxes ? (backend.mode.displayMode.height, backend.mode.displayMode.width)
             : (backend.mode.displayMode.width, backend.mode.displayMode.height)
+        // Read before the render thread owns the backend.
+        let modesetting = backend.usesAtomic ? "atomic" : "legacy", card = backend.cardPath, connector = backend.output.connectorName
         loop = try RenderLoop(backend: backend, refreshInterval: backend.mode.displayMode.refreshInterval, rotation: rotation,
                               outputSize: size, wall: wall,
                               gravity: gravity, pacing: .timer, clock: MonotonicClock(), logger: logger)
         logger.info("KMS display ready", metadata: [
-            "card": "\(backend.cardPath)", "connector": "\(backend.output.connectorName)",
-            "mode": "\(mode)", "modesetting": "\(backend.usesAtomic ? "atomic" : "legacy")",
+            "card": "\(card)", "connector": "\(connector)", "mode": "\(mode)", "modesetting": "\(modesetting)",
         ])
     }
 
@@ -92,6 +94,7 @@ public final class KMSDisplay: Display {
     /// EGL context): the display can no longer work. Whoever plays into one of its other layers
     /// is told through that layer.
     public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.layers.rootLayer.setFailureHandler(handler) }
+    public func waitUntilReady() throws(DisplayError) { try loop.waitUntilReady() }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
     public var heartbeat: UInt64 { loop.heartbeat }

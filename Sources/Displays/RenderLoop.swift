@@ -39,7 +39,9 @@ public enum RefreshPacing: Sendable, Hashable {
 /// The render thread: runs jobs from other threads, paces refreshes, pulls from the sources of its video
 /// layers, composites, presents and reports. Everything GL happens on this thread.
 final class RenderLoop: Sendable {
-    typealias Job = @Sendable (RenderLoop.Context) -> Void
+    /// Work for the render thread; given `nil` when the thread will never run it (the renderer
+    /// could not start), so whoever waits for it is released.
+    typealias Job = @Sendable (RenderLoop.Context?) -> Void
 
     /// Render-thread-only state: the backend (the DRM fd, GBM and EGL on KMS) and the compositor (GL).
     /// Reached only through ``RenderLoop/context``, which the render thread claims as it starts, so
@@ -61,6 +63,8 @@ final class RenderLoop: Sendable {
         /// Jobs that wait for the next refresh to be done (screenshots: the slack after a present).
         var afterRefresh: [Job] = []
         var stopping = false
+        /// `nil` while the render thread brings up the device and GL; then how that went.
+        var startup: Result<Void, DisplayError>?
         var eventHandler: (@Sendable (DisplayEvent) -> Void)?
         var thread: NamedThread?
     }
@@ -79,13 +83,17 @@ final class RenderLoop: Sendable {
     private let rounds = Atomic<UInt64>(0)
     private let wake = DispatchSemaphore(value: 0)
     private let finished = DispatchSemaphore(value: 0)
+    /// Signalled once the renderer's start is known (and passed on by every waiter).
+    private let started = DispatchSemaphore(value: 0)
     private let clock: any HostClock
     private let pacing: RefreshPacing
     private let logger: Logger
     private let context: ThreadBound<Context>
 
-    /// Starts the render thread, which opens the backend; throws what opening threw. `outputSize` is
-    /// the upright screen's size (after rotation), told to the player layers that join.
+    /// Starts the render thread, which then opens the backend and builds the compositor, while the
+    /// caller goes on (opening the media meanwhile: on a CPU renderer the start costs ~100 ms).
+    /// ``waitUntilReady()`` says how the start went; jobs and refreshes wait for it. `outputSize`
+    /// is the upright screen's size (after rotation), told to the player layers that join.
     init(backend: any RenderBackend, refreshInterval: MediaTime, rotation: Rotation, outputSize: (width: Int, height: Int),
          wall: WallTile = .whole, gravity: VideoGravity, pacing: RefreshPacing, clock: any HostClock, logger: Logger) throws(DisplayError) {
         self.layers = LayerStack(gravity: gravity, logger: logger) { tree in
@@ -98,23 +106,47 @@ final class RenderLoop: Sendable {
         self.pacing = pacing
         self.logger = logger
         self.context = ThreadBound(Context(backend: backend), resource: "the display device and its GL context")
-        let started = LockedValue<Result<Void, DisplayError>?>(nil)
-        let ready = DispatchSemaphore(value: 0)
         do {
             let thread = try NamedThread.start(name: "vitrine-render") { [self] in
                 self.context.claim()
+                let begun = MonotonicClock.nanosecondsNow()
                 let result = self.setUp()
-                started.withLock { $0 = result }
-                ready.signal()
-                if case .success = result { self.run() }
+                if case .success = result {
+                    self.logger.debug("display renderer ready", metadata: [
+                        "took_ms": "\((MonotonicClock.nanosecondsNow() - begun) / 1_000_000)"])
+                }
+                let abandoned = self.shared.withLock { state -> [Job] in
+                    state.startup = result
+                    guard case .failure = result else { return [] }
+                    defer {
+                        state.jobs.removeAll()
+                        state.afterRefresh.removeAll()
+                    }
+                    return state.jobs + state.afterRefresh
+                }
+                self.started.signal()
+                if case .failure(let error) = result {
+                    self.logger.error("the display could not start", metadata: ["reason": "\(error)"])
+                    for job in abandoned { job(nil) }
+                } else {
+                    self.run()
+                }
                 self.finished.signal()
             }
             shared.withLock { $0.thread = thread }
         } catch {
             throw .gl("\(error)")
         }
-        ready.wait()
-        if case .failure(let error) = started.withLock({ $0! }) { throw error }
+    }
+
+    /// Waits until the render thread has opened the device and built the compositor; throws why
+    /// it could not. Returns at once once that is known.
+    func waitUntilReady() throws(DisplayError) {
+        if shared.withLock({ $0.startup }) == nil {
+            started.wait()
+            started.signal()
+        }
+        if case .failure(let error) = shared.withLock({ $0.startup! }) { throw error }
     }
 
     private func setUp() -> Result<Void, DisplayError> {
@@ -156,18 +188,25 @@ final class RenderLoop: Sendable {
         let deferred = afterRefresh && pacing == .timer
         let accepted = shared.withLock { state -> Bool in
             guard !state.stopping else { return false }
+            if case .failure = state.startup { return false }
             let job: Job = { context in
-                let value = body(context)
-                result.withLock { $0 = value }
+                if let context { result.withLock { $0 = body(context) } }
                 done.signal()
             }
             if deferred { state.afterRefresh.append(job) } else { state.jobs.append(job) }
             return true
         }
-        guard accepted else { throw .notRunning }
+        guard accepted else {
+            if case .failure(let error) = shared.withLock({ $0.startup }) { throw error }
+            throw .notRunning
+        }
         if !deferred { wake.signal() }
         done.wait()
-        return result.withLock { $0! }
+        guard let value = result.withLock({ $0.take() }) else {
+            if case .failure(let error) = shared.withLock({ $0.startup }) { throw error }
+            throw .notRunning
+        }
+        return value
     }
 
     /// One refresh now (manual pacing).

@@ -305,6 +305,13 @@ struct PlayCommand: AsyncParsableCommand {
             playback = .queue(player)
         }
 
+        // The display's renderer has been starting on its own thread while the sound opened and the
+        // first item began to open and decode: a screen that cannot draw stops the command here.
+        do { try await screen.ready() } catch {
+            printError("vitrine play: \(screen.name): \(error)")
+            throw ExitCode(1)
+        }
+
         // Started in this order, stopped the other way round on SIGTERM/SIGINT, at the end or after
         // --duration: playback, then the screen (restored on KMS), the sound (the PCM drained), the log.
         var services: [any Service] = [PresentationLogService {

@@ -71,6 +71,10 @@ struct TestPatternCommand: AsyncParsableCommand {
         screen.setSource(source)
         screen.layers.add(OverlayLayer(.text("Vitrine test pattern", TextStyle(pixelSize: 32, background: .translucentBlack, alignment: .center)),
                                   frame: .relative(x: 0.2, y: 0.42, width: 0.6, height: 0.16)))
+        do { try await screen.ready() } catch {
+            printError("vitrine test-pattern: \(screen.name): \(error)")
+            throw ExitCode(1)
+        }
         // The pattern stays up for --seconds or until SIGTERM/SIGINT; then the display stops (on KMS:
         // the screen found at start is put back) and the command exits 0.
         let watch = PatternWatch(command: self, source: source, screen: screen)

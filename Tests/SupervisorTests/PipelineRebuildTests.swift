@@ -28,6 +28,7 @@ final class FailableDisplay: Display {
     var heartbeat: UInt64 { inner.heartbeat }
     var refreshInterval: MediaTime { inner.refreshInterval }
     var outputSize: (width: Int, height: Int) { inner.outputSize }
+    func waitUntilReady() throws(DisplayError) { try inner.waitUntilReady() }
     func screenshot() throws(DisplayError) -> Screenshot { try inner.screenshot() }
     func setEventHandler(_ handler: (@Sendable (DisplayEvent) -> Void)?) { inner.setEventHandler(handler) }
     func stop() { inner.stop() }
