@@ -44,7 +44,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Flag(help: "Loop the whole list forever (without a gap at the seam).")
     var loop = false
 
-    @Option(help: "Where to show the video: headless, kms, auto (KMS when a screen is connected) or null (no pixels: engine cost only).")
+    @Option(help: "Where to show the video: headless, kms, auto (KMS when a screen is connected) or null (no pixels: engine cost only; the sound goes to a null sink too unless --audio-device names a device).")
     var display: String?
 
     @Option(help: "The DRM connector to use, e.g. HDMI-A-1 (default: the first connected one).")
@@ -492,7 +492,9 @@ struct PlayCommand: AsyncParsableCommand {
     }
 
     /// `--display null` and `--simulated-clock`: the engine presenting to a paced null sink (no pixels) and,
-    /// unless --no-audio, a null audio sink; on the simulated clock as fast as decoding allows.
+    /// unless --no-audio, a null audio sink; on the simulated clock as fast as decoding allows. With
+    /// `--display null --audio-device NAME` the sound plays to that ALSA device and paces the
+    /// pictures, as `mpv --vo=null` does: a player without a screen, or one measured beside mpv.
     private func runOnNullSinks() async throws {
         let writer: PresentationLogWriter?
         do { writer = try presentationLog.map { path throws(PresentationLogError) in try PresentationLogWriter(path: path) } } catch {
@@ -500,18 +502,33 @@ struct PlayCommand: AsyncParsableCommand {
         }
         let clock: any HostClock = simulatedClock ? ManualClock(start: MonotonicClock().now()) : MonotonicClock()
         let videoSink = try NullVideoSink(refreshRate: refreshRate, clock: clock)
-        let audioSink: NullAudioSink? = noAudio ? nil : NullAudioSink(clock: clock)
+        var sound: AudioOutputSession?
+        if !simulatedClock, let audioDevice, !noAudio {
+            do {
+                sound = try ALSAOutput.open(AudioOutputOptions(deviceName: audioDevice, volume: Float(volume ?? 1), waitsForDevice: true))
+            } catch {
+                printError("vitrine play: \(error)")
+                throw ExitCode(1)
+            }
+            if let reason = sound?.output.unavailableReason { printError("vitrine play: warning: \(reason)") }
+        }
+        let audioSink: (any AudioSink)? = noAudio ? nil : sound.map { $0.soundtrack as any AudioSink } ?? NullAudioSink(clock: clock)
         let player = QueuePlayer(items: [], videoSink: videoSink, audioSink: audioSink, clock: clock)
         player.loops = loop
         if let writer { player.setPresentationHandler { writer.write($0) } }
         for item in makeItems() { player.insert(item, after: nil) }
         let watcher = watchFailures(of: player)
         let limit = duration.map { MediaTime(seconds: $0, preferredTimescale: 1000) }
-        let services: [any Service] = [
+        var services: [any Service] = [
             PresentationLogService {
                 videoSink.stop()
                 writer?.close()
             },
+        ]
+        if let sound {
+            services.append(AudioService(output: sound.output) { sound.soundtrack.close() })
+        }
+        services += [
             PlaybackService(playback: .queue(player), limit: limit, clock: clock, pollInterval: .milliseconds(simulatedClock ? 2 : 20)),
         ]
         do { try await ServiceRunner.run(services, logger: Logger(label: "vitrine.play")) } catch {

@@ -87,6 +87,27 @@ struct PlayOutputsTests {
         #expect(size > 200_000, "captured \(size) bytes")
     }
 
+    @Test("--display null with --audio-device plays the sound to that device, and the sound paces the pictures")
+    func nullDisplayWithSound() throws {
+        let directory = try CommandRunner.temporaryDirectory("play-null-audio")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let configuration = directory + "/asoundrc", log = directory + "/log.jsonl"
+        try """
+            pcm.capture { type file slave.pcm "null" file "\(directory)/out.wav" format "wav" perm 0644 }
+            """.write(toFile: configuration, atomically: true, encoding: .utf8)
+        let run = try CommandRunner.run("/usr/bin/env", [
+            "ALSA_CONFIG_PATH=/usr/share/alsa/alsa.conf:\(configuration)", CommandRunner.vitrine!,
+            "play", CommandRunner.fixture("h264_aac.mp4"), "--display", "null", "--audio-device", "capture",
+            "--presentation-log", log, "--duration", "2",
+        ])
+        #expect(run.status == 0, "\(run.stderr)")
+        let size = (try? FileManager.default.attributesOfItem(atPath: directory + "/out.wav")[.size] as? Int) ?? 0
+        #expect(size > 200_000, "captured \(size) bytes")
+        let frames = try String(contentsOfFile: log, encoding: .utf8).split(separator: "\n").filter { $0.contains("\"type\":\"frame\"") }
+        #expect(frames.count >= 25, "\(frames.count) frames in 2 s")
+        #expect(frames.last?.contains("audio_clock_s") == true, "\(frames.last ?? "")")
+    }
+
     @Test("bad display options are refused with what they accept")
     func badDisplayOptions() throws {
         let rotation = try CommandRunner.vitrine(["play", CommandRunner.fixture("queue1.mp4"), "--rotation", "45"])
