@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Audio playback cost: `vitrine play --audio-device` of a 60 s AAC track to a clocked null device
-# (a private PulseAudio null sink through ALSA's "pulse" plugin) against
-# `mpv --no-config --no-video --ao=alsa` to the same device. Prints CPU-seconds (user+sys)
+# Audio playback cost: `vitrine play --display null --audio-device` of a 60 s AAC track to a
+# clocked null device (a private PulseAudio null sink through ALSA's "pulse" plugin) against
+# `mpv --no-config --no-video --ao=alsa` to the same device: neither opens a renderer for a track
+# without a picture. Prints CPU-seconds (user+sys)
 # and the ratio vitrine / mpv (<= 1.0 is the target).
 # Needs pulseaudio, pulseaudio-utils and libasound2-plugins (scripts/setup.sh), and the
 # `--audio-device` flag of `vitrine play` (wired to Audio's ALSAOutput.open).
@@ -18,7 +19,7 @@ start_null_sink bench
 trap 'kill "$pulse_pid" 2> /dev/null || true; rm -rf "$runtime"' EXIT
 
 measure "$work/mpv-audio.time" mpv --no-config --really-quiet --no-video --ao=alsa --audio-device=alsa/bench "$track"
-measure "$work/vitrine-audio.time" "$vitrine" play --display headless --audio-device bench "$track"
+measure "$work/vitrine-audio.time" "$vitrine" play --display null --audio-device bench "$track"
 read -r m_wall m_user m_sys m_rss < "$work/mpv-audio.time"
 read -r v_wall v_user v_sys v_rss < "$work/vitrine-audio.time"
 m_cpu=$(python3 -c "print(round($m_user+$m_sys,2))")
