@@ -2,16 +2,18 @@
 # Decode throughput: `vitrine bench decode` (the playback pipeline: demux thread, bounded queues,
 # frame-threaded libavcodec, audio resampled to float) against `ffmpeg -threads N -i FILE -f null -`
 # on the same 1080p H.264/AAC clip, both using N decoding threads. Prints the median wall times of
-# RUNS (5) and the ratio ffmpeg_time / vitrine_time (>= 1.0 is the target: vitrine at least as fast as ffmpeg).
+# RUNS (15) and the ratio ffmpeg_time / vitrine_time (>= 1.0 is the target: vitrine at least as fast as ffmpeg).
 source "$(dirname "$0")/common.sh"
 threads=${THREADS:-$(nproc)}
 seconds=${SECONDS_OF_VIDEO:-20}
 build_vitrine
 make_1080p decode1080p.mp4 "$seconds"
 clip=$work/decode1080p.mp4
-runs=${RUNS:-5}
-# Warm the page cache, then RUNS runs each, alternating; the medians are compared (one run each
-# differs by up to 10 % from run to run on a shared 2-core machine, more than the gap measured).
+runs=${RUNS:-15}
+# Warm the page cache, then RUNS runs each, alternating; the medians are compared. One run differs
+# from the next by up to ±15 % on a shared 2-core machine, more than the gap measured: a median of
+# 5 read 0.951 one day and 1.000 another, so 15 runs each.
+rm -f "$work"/ffmpeg-*.time "$work"/vitrine-*.time
 cat "$clip" > /dev/null
 for run in $(seq "$runs"); do
     measure "$work/ffmpeg-$run.time" ffmpeg -hide_banner -loglevel error -nostdin -threads "$threads" -i "$clip" -f null -
