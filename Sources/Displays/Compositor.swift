@@ -114,9 +114,10 @@ final class Compositor {
         self.glesMajorVersion = glesMajorVersion
         let renderer = glGetString(GLenum(GL_RENDERER)).map { String(cString: $0) } ?? ""
         interleavesChroma = ["llvmpipe", "softpipe", "swrast"].contains { renderer.contains($0) }
-        // The most common picture format, compiled now: a driver that cannot compile GLSL ES fails
-        // the display's start, not its first frame.
-        programs[.video(.yuv420p)] = try compile(.video(.yuv420p))
+        // The program the most common pictures (YUV 4:2:0) draw with, compiled now: a driver that
+        // cannot compile GLSL ES fails the display's start, not its first frame.
+        let common: VideoProgramKind = interleavesChroma ? .nv12 : .yuv420p
+        programs[.video(common)] = try compile(.video(common))
     }
 
     /// Which shader program: one per picture plane layout, and the one for overlays and subtitles.
