@@ -62,8 +62,11 @@ struct ControlTests {
     @Test("metering reports RMS and peak in dBFS for the mix and for each input")
     func metering() async throws {
         let directory = try TemporaryDirectory()
-        let tone = sine(frequency: 1_000, amplitude: 0.5, frames: 48_000 * 5)
+        // Long enough to be still playing when a starved test task gets to read the meters (a
+        // 5 s tone had ended by then in a loaded run: the last period was silence, -160 dBFS).
+        let tone = sine(frequency: 1_000, amplitude: 0.5, frames: 48_000 * 30)
         nonisolated(unsafe) var outputLevels: (average: Float, peak: Float) = (0, 0)
+        nonisolated(unsafe) var readAt = MediaTime.zero
         nonisolated(unsafe) var inputAverage: Float = 0
         nonisolated(unsafe) var silentLevel: Float = 0
         _ = try await capture(audioBuffers(tone, format: format), in: directory) { output, input in
@@ -78,7 +81,9 @@ struct ControlTests {
             input.updateMeters()
             outputLevels = (output.averagePower(forChannel: 1), output.peakPower(forChannel: 1))
             inputAverage = input.averagePower(forChannel: 0)
+            readAt = output.deviceTime
         }
+        #expect(readAt.seconds < 29, "the meters were read after the tone (at \(readAt.seconds) s)")
         // 0.5 × 0.5 = 0.25 peak: −12.04 dBFS; RMS 0.25/√2: −15.05 dBFS.
         #expect(silentLevel == -160)
         #expect(abs(outputLevels.average - -15.05) < 0.2)
