@@ -14,6 +14,8 @@
 #            driver gives it one; its first frame is the moment its "Created WxH texture" line
 #            (logged at the first frame's upload, just before it is drawn) reaches us: a lower bound.
 #   Without sound (`--no-audio`, `--no-audio`, `-an`).
+#   For context the log also gives `vitrine play --display null` (no renderer, as mpv's --vo=null
+#   has none); the row is the headless display's, which brings up EGL and llvmpipe and draws.
 # First audio sample:
 #   All three play to the same ALSA PCM, a private PulseAudio null sink through ALSA's "pulse"
 #   plugin (vitrine `--audio-device bench`, `mpv --ao=alsa --audio-device=alsa/bench`,
@@ -146,6 +148,8 @@ alsa_sdl = dict(pulse, SDL_AUDIODRIVER="alsa", AUDIODEV="bench")
 cases = {
     # name: (command, env, frame line, wants frame, wants sound)
     "vitrine silent": (vitrine_cmd("--no-audio"), None, None, True, False),
+    # Context, not a row: the same start without a renderer, as mpv's --vo=null has none.
+    "vitrine null silent": ([vitrine, "play", clip, "--display", "null", "--presentation-log", log, "--no-audio"], None, None, True, False),
     "mpv silent": (mpv_base + ["--no-audio", clip], None, mpv_frame, True, False),
     "ffplay silent": (["ffplay", "-autoexit", "-an", "-loglevel", "verbose", clip], offscreen, ffplay_frame, True, False),
     "vitrine sound": (vitrine_cmd("--audio-device", "bench"), pulse, None, True, True),
@@ -160,7 +164,7 @@ def measure(names, rounds):
             frame, sound = run(command, env, line, want_frame, want_sound)
             times.setdefault(name, []).append((frame, sound))
 
-silent = ["vitrine silent", "mpv silent", "ffplay silent"]
+silent = ["vitrine silent", "mpv silent", "ffplay silent", "vitrine null silent"]
 sounding = ["vitrine sound", "mpv sound", "ffplay sound"]
 measure(silent, 1)  # warm the page cache and the shader cache
 times.clear()
@@ -200,6 +204,7 @@ print("first frame, no sound")
 v = show("vitrine play (headless EGL 1920x1080@60)", times["vitrine silent"], 0)
 m = show("mpv --vo=null (first frame shown)", times["mpv silent"], 0)
 f = show("ffplay, SDL offscreen (first texture upload, lower bound)", times["ffplay silent"], 0)
+show("context: vitrine play --display null (no renderer, like --vo=null)", times["vitrine null silent"], 0)
 print("sound on a running clocked device (PulseAudio null sink kept busy)")
 vf = show("vitrine play --audio-device: first frame", running["vitrine sound"], 0)
 vs = show("vitrine play --audio-device: first sample played", running["vitrine sound"], 1)
