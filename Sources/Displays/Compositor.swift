@@ -100,7 +100,7 @@ final class Compositor {
         var removedAt: MediaTime?
     }
 
-    init(framebufferWidth: Int, framebufferHeight: Int, rotation: Rotation, wall: WallTile = .whole, glesMajorVersion: Int,
+    init(framebufferWidth: Int, framebufferHeight: Int, rotation: Rotation, wall: WallTile = .whole, glesMajorVersion: Int, rendererName: String,
          logger: Logger) throws(DisplayError) {
         self.framebufferWidth = framebufferWidth
         self.framebufferHeight = framebufferHeight
@@ -112,8 +112,7 @@ final class Compositor {
         self.logger = logger
         self.rowLengthSupported = glesMajorVersion >= 3
         self.glesMajorVersion = glesMajorVersion
-        let renderer = glGetString(GLenum(GL_RENDERER)).map { String(cString: $0) } ?? ""
-        interleavesChroma = ["llvmpipe", "softpipe", "swrast"].contains { renderer.contains($0) }
+        interleavesChroma = ["llvmpipe", "softpipe", "swrast"].contains { rendererName.contains($0) }
         // The program the most common pictures (YUV 4:2:0) draw with, compiled now: a driver that
         // cannot compile GLSL ES fails the display's start, not its first frame.
         let common: VideoProgramKind = interleavesChroma ? .nv12 : .yuv420p
@@ -309,13 +308,14 @@ final class Compositor {
                 state.planeTextures[1].upload(bytes.baseAddress!, width: width, height: height, bytesPerRow: width * 2,
                                               bytesPerSample: 2, format: two.0, internalFormat: two.1, rowLengthSupported: rowLengthSupported)
             }
-        }
-        for (index, layout) in layouts.enumerated() where index < frame.planes.count && !interleaving {
-            let plane = frame.planes[index]
-            state.planeTextures[index].upload(plane.base, width: sizes[index].0, height: sizes[index].1,
-                                              bytesPerRow: plane.bytesPerRow, bytesPerSample: layout.bytesPerSample,
-                                              format: layout.format.0, internalFormat: layout.format.1,
-                                              rowLengthSupported: rowLengthSupported)
+        } else {
+            for (index, layout) in layouts.enumerated() where index < frame.planes.count {
+                let plane = frame.planes[index]
+                state.planeTextures[index].upload(plane.base, width: sizes[index].0, height: sizes[index].1,
+                                                  bytesPerRow: plane.bytesPerRow, bytesPerSample: layout.bytesPerSample,
+                                                  format: layout.format.0, internalFormat: layout.format.1,
+                                                  rowLengthSupported: rowLengthSupported)
+            }
         }
         state.video = VideoState(
             kind: kind, width: frame.width, height: frame.height,

@@ -93,12 +93,13 @@ final class SurfacelessBackend: RenderBackend {
         self.logger = logger
     }
 
-    func start() throws(DisplayError) -> (framebufferWidth: Int, framebufferHeight: Int, glesMajorVersion: Int) {
+    func start() throws(DisplayError) -> RenderTarget {
         let egl = try EGLRenderContext.surfaceless(maximumVersion: maximumGLESVersion)
         self.egl = egl
         framebuffer = try GLFramebuffer(width: width, height: height)
         logger.debug("surfaceless EGL", metadata: ["renderer": "\(egl.rendererName)", "gles": "\(egl.glesMajorVersion)"])
-        return (width, height, egl.glesMajorVersion)
+        return RenderTarget(framebufferWidth: width, framebufferHeight: height, glesMajorVersion: egl.glesMajorVersion,
+                            rendererName: egl.rendererName)
     }
 
     func bindDrawTarget() { framebuffer?.bind() }

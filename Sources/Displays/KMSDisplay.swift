@@ -184,7 +184,7 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
 
     // MARK: RenderBackend
 
-    func start() throws(DisplayError) -> (framebufferWidth: Int, framebufferHeight: Int, glesMajorVersion: Int) {
+    func start() throws(DisplayError) -> RenderTarget {
         let width = UInt32(mode.hdisplay), height = UInt32(mode.vdisplay)
         guard let device = gbm_create_device(fd) else { throw .drm("gbm_create_device on \(cardPath)", errnoText()) }
         gbmDevice = device
@@ -196,7 +196,8 @@ final class KMSBackend: RenderBackend, @unchecked Sendable {
         let egl = try EGLRenderContext.gbm(device: device, surface: surface, format: vitrine_gbm_format_xrgb8888())
         self.egl = egl
         logger.debug("EGL on GBM", metadata: ["renderer": "\(egl.rendererName)", "gles": "\(egl.glesMajorVersion)"])
-        return (Int(width), Int(height), egl.glesMajorVersion)
+        return RenderTarget(framebufferWidth: Int(width), framebufferHeight: Int(height), glesMajorVersion: egl.glesMajorVersion,
+                            rendererName: egl.rendererName)
     }
 
     func bindDrawTarget() { glBindFramebuffer(GLenum(GL_FRAMEBUFFER), 0) }

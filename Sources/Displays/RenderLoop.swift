@@ -13,7 +13,7 @@ import Glibc
 /// The device side of a display, driven by a ``RenderLoop`` on its render thread.
 protocol RenderBackend: AnyObject {
     /// Opens the device and makes a GL context current on the calling (render) thread.
-    func start() throws(DisplayError) -> (framebufferWidth: Int, framebufferHeight: Int, glesMajorVersion: Int)
+    func start() throws(DisplayError) -> RenderTarget
     /// Binds the framebuffer the compositor draws into.
     func bindDrawTarget()
     /// Makes the drawn picture visible; returns the host time it became visible (vblank on KMS).
@@ -26,6 +26,14 @@ protocol RenderBackend: AnyObject {
     var canPresent: Bool { get }
     /// Releases the device (restoring what was found at start on KMS).
     func shutdown()
+}
+
+/// What a backend's start brought up: the framebuffer the compositor draws into and the GL behind it.
+struct RenderTarget {
+    var framebufferWidth: Int, framebufferHeight: Int
+    var glesMajorVersion: Int
+    /// `GL_RENDERER`, as ``EGLRenderContext/rendererName`` reads it.
+    var rendererName: String
 }
 
 /// How refreshes are paced.
@@ -155,7 +163,8 @@ final class RenderLoop: Sendable {
             let geometry = try context.backend.start()
             context.compositor = try Compositor(
                 framebufferWidth: geometry.framebufferWidth, framebufferHeight: geometry.framebufferHeight,
-                rotation: rotation, wall: wall, glesMajorVersion: geometry.glesMajorVersion, logger: logger)
+                rotation: rotation, wall: wall, glesMajorVersion: geometry.glesMajorVersion,
+                rendererName: geometry.rendererName, logger: logger)
             return .success(())
         } catch {
             context.backend.shutdown()
@@ -196,17 +205,17 @@ final class RenderLoop: Sendable {
             if deferred { state.afterRefresh.append(job) } else { state.jobs.append(job) }
             return true
         }
-        guard accepted else {
-            if case .failure(let error) = shared.withLock({ $0.startup }) { throw error }
-            throw .notRunning
-        }
+        guard accepted else { throw refusal() }
         if !deferred { wake.signal() }
         done.wait()
-        guard let value = result.withLock({ $0.take() }) else {
-            if case .failure(let error) = shared.withLock({ $0.startup }) { throw error }
-            throw .notRunning
-        }
+        guard let value = result.withLock({ $0.take() }) else { throw refusal() }
         return value
+    }
+
+    /// Why a job was not run: the renderer's failed start, else the loop has stopped.
+    private func refusal() -> DisplayError {
+        if case .failure(let error) = shared.withLock({ $0.startup }) { return error }
+        return .notRunning
     }
 
     /// One refresh now (manual pacing).
