@@ -218,18 +218,7 @@ struct PlayCommand: AsyncParsableCommand {
 
         // Sound: one ALSA output with one input for the soundtrack. A device that is not there (yet) is
         // no reason to show nothing: the picture starts at once, the sound comes in when the device does.
-        let sound: AudioOutputSession?
-        do {
-            sound = try ALSAOutput.open(AudioOutputOptions(
-                deviceName: audioDevice ?? "default", volume: Float(volume ?? 1), isDisabled: noAudio, waitsForDevice: true))
-        } catch {
-            printError("vitrine play: \(error)")
-            throw ExitCode(1)
-        }
-        if let reason = sound?.output.unavailableReason {
-            printError("vitrine play: warning: \(reason)")
-            printError("vitrine play: playing without sound for now; the device is tried again every second")
-        }
+        let sound = try openSound(deviceName: audioDevice ?? "default")
         let output = sound?.output
         let soundtrack = sound?.soundtrack
         defer {
@@ -502,16 +491,7 @@ struct PlayCommand: AsyncParsableCommand {
         }
         let clock: any HostClock = simulatedClock ? ManualClock(start: MonotonicClock().now()) : MonotonicClock()
         let videoSink = try NullVideoSink(refreshRate: refreshRate, clock: clock)
-        var sound: AudioOutputSession?
-        if !simulatedClock, let audioDevice, !noAudio {
-            do {
-                sound = try ALSAOutput.open(AudioOutputOptions(deviceName: audioDevice, volume: Float(volume ?? 1), waitsForDevice: true))
-            } catch {
-                printError("vitrine play: \(error)")
-                throw ExitCode(1)
-            }
-            if let reason = sound?.output.unavailableReason { printError("vitrine play: warning: \(reason)") }
-        }
+        let sound = simulatedClock ? nil : try audioDevice.flatMap(openSound(deviceName:))
         let audioSink: (any AudioSink)? = noAudio ? nil : sound.map { $0.soundtrack as any AudioSink } ?? NullAudioSink(clock: clock)
         let player = QueuePlayer(items: [], videoSink: videoSink, audioSink: audioSink, clock: clock)
         player.loops = loop
@@ -536,6 +516,24 @@ struct PlayCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         if await watcher.value >= files.count { throw ExitCode(1) }
+    }
+
+    /// The ALSA output and its soundtrack input (`nil` with --no-audio). A device that is not there
+    /// (yet) is a warning, not an error: playback starts silent and the device is tried again.
+    private func openSound(deviceName: String) throws -> AudioOutputSession? {
+        let sound: AudioOutputSession?
+        do {
+            sound = try ALSAOutput.open(AudioOutputOptions(
+                deviceName: deviceName, volume: Float(volume ?? 1), isDisabled: noAudio, waitsForDevice: true))
+        } catch {
+            printError("vitrine play: \(error)")
+            throw ExitCode(1)
+        }
+        if let reason = sound?.output.unavailableReason {
+            printError("vitrine play: warning: \(reason)")
+            printError("vitrine play: playing without sound for now; the device is tried again every second")
+        }
+        return sound
     }
 
     private func openDisplay(_ configuration: DisplayConfiguration, logger: Logger) throws -> any Display {
