@@ -135,8 +135,13 @@ public final class ALSAOutput: Sendable {
         if let device = initialDevice.withLock({ $0.take() }) { device.close(drain: false) }
     }
 
-    /// Opens `name`, translating alsa-lib's errors into ``AudioOutputError``.
-    static func openDevice(named name: String, configuration: Configuration) throws(AudioOutputError) -> PCMDevice {
+    /// Opens `name`, translating alsa-lib's errors into ``AudioOutputError``. An unknown name's
+    /// error lists the PCMs there are when `listsDevices` is set: that listing reads every
+    /// configuration and plugin, far slower than the failed open, so the audio thread's retries
+    /// (which only need to know whether the device is back) leave it out.
+    static func openDevice(
+        named name: String, configuration: Configuration, listsDevices: Bool = true
+    ) throws(AudioOutputError) -> PCMDevice {
         do {
             return try PCMDevice.open(
                 name: name, configurationText: configuration.configurationText, sampleRate: configuration.sampleRate,
@@ -145,7 +150,8 @@ public final class ALSAOutput: Sendable {
         } catch {
             switch error.function {
             case "snd_pcm_open" where [-ENOENT, -ENODEV, -ENXIO, -EINVAL].contains(error.code):
-                throw .unknownDevice(name: name, cause: error, availableDevices: PCMDevice.availablePCMNames())
+                throw .unknownDevice(
+                    name: name, cause: error, availableDevices: listsDevices ? PCMDevice.availablePCMNames() : [])
             case "snd_pcm_open":
                 throw .deviceUnavailable(name: name, cause: error)
             case "snd_pcm_set_params", "snd_pcm_get_params":

@@ -110,8 +110,12 @@ struct AudioThread {
             if wakesProducers { shared.broadcast() }
 
             if device == nil, now - lastReopenNanos >= Int64(configuration.reopenIntervalMilliseconds) * 1_000_000 {
-                lastReopenNanos = now
-                if let reopened = reopen() {
+                // The silent clock stands still while the open is tried (readings extrapolate four
+                // periods) and catches up after it; the interval counts from the attempt's end, so
+                // however slow the open, the clock has that long to run between attempts.
+                let reopened = reopen()
+                lastReopenNanos = MonotonicClock.nanosecondsNow()
+                if let reopened {
                     device = reopened
                     format = reopened.format
                     position = DevicePositionFilter(sampleRate: Int(rate), periodFrames: format.periodFrames)
@@ -142,7 +146,8 @@ struct AudioThread {
     /// Tries the configured device, then the fallback.
     private func reopen() -> PCMDevice? {
         for name in [configuration.deviceName, configuration.fallbackDeviceName].compactMap({ $0 }) {
-            guard let reopened = try? ALSAOutput.openDevice(named: name, configuration: configuration) else { continue }
+            guard let reopened = try? ALSAOutput.openDevice(named: name, configuration: configuration, listsDevices: false)
+            else { continue }
             reopened.claim()
             ALSAOutput.logger.notice("audio device \(name) available again: \(reopened.format)")
             shared.withLock { state in
