@@ -23,6 +23,9 @@ public struct InspectorStatus: Codable, Sendable, Hashable {
     public var display: String
     /// The ALSA device, or `nil` without sound.
     public var audioDevice: String?
+    /// Underruns of the ALSA device recovered since the player started (the device ran dry: a gap
+    /// in the sound); `nil` without sound.
+    public var audioUnderruns: Int?
     public var droppedFrames: Int
     /// Items that stalled, failed, were retried; pipeline rebuilds; starts of the player and
     /// runs that ended without an orderly stop (from the state file).

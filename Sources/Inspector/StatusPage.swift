@@ -21,7 +21,7 @@ enum StatusPage {
     <h2>Log</h2><pre id="log"></pre>
     </div>
     <script>
-    const fields = ["entry","media","positionSeconds","nextChange","display","audioDevice","droppedFrames","stalls","itemFailures","retries","pipelineRebuilds","uptimeSeconds","scheduleFile","version"];
+    const fields = ["entry","media","positionSeconds","nextChange","display","audioDevice","audioUnderruns","droppedFrames","stalls","itemFailures","retries","pipelineRebuilds","uptimeSeconds","scheduleFile","version"];
     function token(){ return sessionStorage.getItem("vitrine-token"); }
     function headers(){ return {"Authorization": "Bearer " + token()}; }
     async function api(path){

@@ -325,10 +325,13 @@ struct PlayCommand: AsyncParsableCommand {
         if case .show(let show) = playback { notifications.entry = { show.currentEntryName } }
         services.append(notifications)
         if let inspector, let listen = inspector.listen, let tokenFile = inspector.tokenFile {
+            var underruns: (@Sendable () -> Int)?
+            if let output { underruns = { output.xrunCount } }
             let sources = InspectorWiring.sources(
                 show: { if case .show(let show) = playback { show } else { nil } }(), display: screen, log: log, metrics: metrics,
                 digests: digests, proofOfPlay: proofOfPlay,
-                audioDevice: noAudio ? nil : (audioDevice ?? "default"), configPath: configPath,
+                audioDevice: noAudio ? nil : (audioDevice ?? "default"), audioUnderruns: underruns,
+                configPath: configPath,
                 state: stateDirectory.map { StateStore(directory: $0) }, logs: logRing)
             let settings = InspectorSettings(host: listen.host, port: listen.port, tokenFile: tokenFile, tlsCertificate: inspector.tlsCertificate,
                                              tlsKey: inspector.tlsKey, allowPlainHTTP: inspector.allowPlainHTTP)

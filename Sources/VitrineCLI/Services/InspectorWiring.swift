@@ -17,8 +17,8 @@ import Glibc
 /// Connects the inspector to the running player: its status, screenshots, programme and logs.
 enum InspectorWiring {
     static func sources(show: ShowRunner?, display: any Display, log: ShowLog, metrics: PlaybackMetrics,
-                        digests: FileDigestCache, proofOfPlay: ProofOfPlay?, audioDevice: String?, configPath: String?, state: StateStore?,
-                        logs: LogRing) -> InspectorSources {
+                        digests: FileDigestCache, proofOfPlay: ProofOfPlay?, audioDevice: String?, audioUnderruns: (@Sendable () -> Int)?,
+                        configPath: String?, state: StateStore?, logs: LogRing) -> InspectorSources {
         let started = ContinuousClock.now
         let journal = journalLogs()
         let playing = TimeControlSample()
@@ -28,6 +28,7 @@ enum InspectorWiring {
                                              uptimeSeconds: (ContinuousClock.now - started).seconds, display: display.name)
                 status.configFile = configPath
                 status.audioDevice = audioDevice
+                status.audioUnderruns = audioUnderruns?()
                 if let show {
                     let schedule = show.currentSchedule
                     status.scheduleFile = schedule.sourcePath
