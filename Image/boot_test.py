@@ -465,11 +465,15 @@ class BootTest:
     # --- (b)
     def sound(self):
         """The HDA card's capture holds the demo video's soundtrack as FFmpeg decodes it, at the
-        item's volume (0.8): a window from the middle of each loud stretch, found in the decode by
-        cross-correlation, must have the decode's shape (signal to residual >= 25 dB) and level
-        (within 0.5 dB of 0.8 x). Not bit for bit: through ALSA's `default` device (plug, dmix) the
-        emulated card's stream is resampled on its way to QEMU's capture; the bit-exact check of
-        the engine's sound is Image/vm-kms-test.sh's audio case, on hw:0,0."""
+        item's volume (0.8). Every 0.2 s window of each loud stretch (its edges left out) is found
+        in the decode by cross-correlation and compared: a window matches when it has the decode's
+        shape (signal to residual >= 25 dB) and level (within 0.5 dB of 0.8 x). Each stretch must
+        match in most of its windows and in its median one: under TCG the emulated machine
+        sometimes cannot refill the card in time, and the few windows around such an underrun (the
+        player's count is in its status, `audioUnderruns`) hold a gap; wrong content, a wrong
+        level or a wrong rate matches nowhere. Not bit for bit: through ALSA's `default` device
+        (plug, dmix) the emulated card's stream is resampled on its way to QEMU's capture; the
+        bit-exact check of the engine's sound is Image/vm-kms-test.sh's audio case, on hw:0,0."""
         media = os.path.join(os.path.dirname(self.arguments.schedule), "media", "h264_aac.mp4")
         reference = subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-i", media, "-map", "0:a",
                                     "-f", "s16le", "-ar", "48000", "-ac", "2", "-"], check=True, capture_output=True).stdout
@@ -483,25 +487,42 @@ class BootTest:
             time.sleep(5)
         if not loud:
             raise Failure(f"the capture is silent ({len(captured) / 48000:.1f} s, peak {np.abs(captured).max(initial=0):.0f})")
-        window = 9600
-        ratios, gains = [], []
+        window, hop, edge = 9600, 9600, 9600
         size = len(reference) + window
         spectrum = np.fft.rfft(reference[:, 0], n=size)
+        stretches, failed = [], []
         for start, stop in loud:
-            middle = (start + stop) // 2 - window // 2
-            piece = captured[middle:middle + window]
-            correlation = np.fft.irfft(spectrum * np.conj(np.fft.rfft(piece[:, 0], n=size)))
-            lag = int(np.argmax(correlation[: len(reference) - window]))
-            expected = reference[lag:lag + window]
-            gain = float(np.sum(piece * expected) / np.sum(expected * expected))
-            residual = piece - gain * expected
-            ratios.append(10 * math.log10(np.sum(piece ** 2) / max(np.sum(residual ** 2), 1e-9)))
-            gains.append(20 * math.log10(max(gain, 1e-9) / 0.8))
-        summary = ", ".join(f"{r:.1f} dB ({g:+.2f} dB level)" for r, g in zip(ratios, gains))
-        self.figures.append(("sound against FFmpeg's decode: signal/residual (level vs 0.8)", summary))
-        if min(ratios) < 25 or max(abs(g) for g in gains) > 0.5:
-            raise Failure(f"the capture is not the soundtrack at volume 0.8: {summary}")
-        return f"{len(loud)} stretches of the soundtrack in {len(captured) / 48000:.0f} s captured: {summary}"
+            ratios, gains = [], []
+            for offset in range(start + edge, stop - edge - window + 1, hop):
+                piece = captured[offset:offset + window]
+                correlation = np.fft.irfft(spectrum * np.conj(np.fft.rfft(piece[:, 0], n=size)))
+                lag = int(np.argmax(correlation[: len(reference) - window]))
+                expected = reference[lag:lag + window]
+                gain = float(np.sum(piece * expected) / max(np.sum(expected * expected), 1e-9))
+                residual = piece - gain * expected
+                ratios.append(10 * math.log10(max(np.sum(piece ** 2), 1e-9) / max(np.sum(residual ** 2), 1e-9)))
+                gains.append(20 * math.log10(max(gain, 1e-9) / 0.8))
+            if not ratios:
+                continue
+            matches = sum(1 for r, g in zip(ratios, gains) if r >= 25 and abs(g) <= 0.5)
+            median_ratio, median_gain = float(np.median(ratios)), float(np.median(gains))
+            summary = f"{matches}/{len(ratios)} windows, median {median_ratio:.1f} dB ({median_gain:+.2f} dB level)"
+            stretches.append(summary)
+            if matches * 3 < len(ratios) * 2 or median_ratio < 25 or abs(median_gain) > 0.5:
+                failed.append(summary)
+        underruns = None
+        try:
+            underruns = self.inspector.json("/api/status").get("audioUnderruns")
+        except Exception as error:   # the inspector's own check is (c); here the count is only context
+            underruns = f"unknown ({error})"
+        report = "; ".join(stretches)
+        self.figures.append(("sound against FFmpeg's decode, per stretch: windows matching (>= 25 dB, level within 0.5 dB "
+                             "of 0.8); the player's underruns so far", f"{report}; underruns {underruns}"))
+        if not stretches:
+            raise Failure(f"no loud stretch is long enough to compare: {loud}")
+        if failed:
+            raise Failure(f"the capture is not the soundtrack at volume 0.8: {'; '.join(failed)} (underruns {underruns})")
+        return f"{len(stretches)} stretches of the soundtrack in {len(captured) / 48000:.0f} s captured: {report}; underruns {underruns}"
 
     def capture(self):
         data = open(self.guest.audio_path, "rb").read()
