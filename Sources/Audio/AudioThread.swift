@@ -146,8 +146,9 @@ struct AudioThread {
     /// Tries the configured device, then the fallback.
     private func reopen() -> PCMDevice? {
         for name in [configuration.deviceName, configuration.fallbackDeviceName].compactMap({ $0 }) {
-            guard let reopened = try? ALSAOutput.openDevice(named: name, configuration: configuration, listsDevices: false)
-            else { continue }
+            guard let reopened = try? ALSAQuietErrors.run({ () throws(AudioOutputError) in
+                try ALSAOutput.openDevice(named: name, configuration: configuration, listsDevices: false)
+            }) else { continue }
             reopened.claim()
             ALSAOutput.logger.notice("audio device \(name) available again: \(reopened.format)")
             shared.withLock { state in

@@ -253,11 +253,12 @@ struct CaptureThread {
             let stop = shared.withLock(waitingUntil: { $0.stopRequested },
                                        timeout: .milliseconds(configuration.reopenIntervalMilliseconds)) { $0.stopRequested }
             if stop { return nil }
-            guard let reopened = try? PCMDevice.openCapture(
-                name: configuration.deviceName, configurationText: configuration.configurationText,
-                sampleRate: request.sampleRate, channelCount: request.channelCount, candidates: request.candidates,
-                latencyMicroseconds: configuration.latencyMicroseconds, exactRate: request.exactRate)
-            else { continue }
+            guard let reopened = try? ALSAQuietErrors.run({
+                try PCMDevice.openCapture(
+                    name: configuration.deviceName, configurationText: configuration.configurationText,
+                    sampleRate: request.sampleRate, channelCount: request.channelCount, candidates: request.candidates,
+                    latencyMicroseconds: configuration.latencyMicroseconds, exactRate: request.exactRate)
+            }) else { continue }
             reopened.claim()
             AudioRecorder.logger.notice("capture device \(configuration.deviceName) available again: \(reopened.format)")
             shared.withLock { state in
