@@ -603,7 +603,14 @@ class BootTest:
                                     "journalctl -b -o cat --no-pager -t systemd | grep -i 'hardware watchdog' | tail -1", check=False)
         if "30s" not in watchdog and "30000000" not in watchdog:
             raise Failure(f"the hardware watchdog is not armed at 30 s: {watchdog}")
-        return f"exposure {exposure}; hardware watchdog: {' '.join(watchdog.split())}"
+        # Nothing wakes up on a timer to compete with playback but what the appliance needs
+        # (fstrim for the data partition, systemd's tmpfiles clean-up): no apt, no dpkg backup.
+        timers = self.guest.shell("systemctl list-timers --all --no-legend --no-pager --full 2>&1", check=False)
+        timers = sorted(set(re.findall(r"[\w@.-]+\.timer", timers)))
+        unwanted = [t for t in timers if t.startswith(("apt-", "dpkg-", "e2scrub"))]
+        if unwanted:
+            raise Failure(f"timers that compete with playback are active: {unwanted} (all: {timers})")
+        return f"exposure {exposure}; hardware watchdog: {' '.join(watchdog.split())}; timers: {' '.join(timers)}"
 
     def main_pid(self):
         return int(self.guest.shell("systemctl show -P MainPID vitrine.service").strip() or 0)

@@ -43,6 +43,17 @@ case $units_status in
     *) echo "test: systemd unit checks FAILED" >&2; exit 1 ;;
 esac
 
+# The appliance's configuration files, with systemd's tools (Image/check-rootfs.sh).
+set +e
+bash Image/check-rootfs.sh
+rootfs_status=$?
+set -e
+case $rootfs_status in
+    0) ;;
+    77) echo "test: appliance configuration checks SKIPPED (see the reason above)" ;;
+    *) echo "test: appliance configuration checks FAILED" >&2; exit 1 ;;
+esac
+
 # The whole suite again under ThreadSanitizer: no data race, no lock-order inversion.
 bash scripts/tsan.sh
 
