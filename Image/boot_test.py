@@ -573,6 +573,13 @@ class BootTest:
             if time.monotonic() > end:
                 raise Failure(f"DNS is not set up from DHCP through systemd-resolved:\n{dns}")
             time.sleep(2)
+        # The DHCP lease is asked for with the network card's MAC as the client identifier, not a
+        # DUID derived from the machine ID, which the read-only root makes anew at every boot: the
+        # screen keeps its address (and the inspector's URL) across reboots.
+        lease = self.guest.shell("grep -h '^CLIENTID=' /run/systemd/netif/leases/* 2>&1; cat /sys/class/net/e*/address", check=False)
+        macs = [line.strip().replace(":", "") for line in lease.splitlines() if re.fullmatch(r"\s*([0-9a-f]{2}:){5}[0-9a-f]{2}\s*", line)]
+        if not macs or not any(f"CLIENTID=01{mac}" in lease for mac in macs):
+            raise Failure(f"the DHCP client identifier is not the card's MAC:\n{lease}")
         # The setup hint names the inspector at the guest's address once DHCP gave it one (QEMU's
         # user network: 10.0.2.15), as its log line in the journal says.
         wanted = f"https://10.0.2.15:8443/"
@@ -584,7 +591,8 @@ class BootTest:
             if time.monotonic() > end:
                 raise Failure(f"the setup hint never named {wanted}: {hints}")
             time.sleep(2)
-        return f"status {status.get('state')} on {status.get('display')}, item {status.get('item')} at {status.get('positionSeconds')} s; {len(lines)} journal lines this boot"
+        return (f"status {status.get('state')} on {status.get('display')}, item {status.get('item')} at {status.get('positionSeconds')} s; "
+                f"{len(lines)} journal lines this boot; DHCP client ID 01{macs[0]}")
 
     # --- (h)
     def security(self):
