@@ -184,8 +184,9 @@ systemctl --root="$root" mask dev-hugepages.mount dev-mqueue.mount sys-kernel-de
 # Debian's timers that would wake up during playback for nothing an appliance uses: apt's daily
 # package-list download and upgrade (the root is read-only; updates are new images), dpkg's
 # database backup, e2scrub (LVM snapshots; there is no LVM). fstrim and tmpfiles' clean-up stay.
-systemctl --root="$root" mask apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer \
-    >/dev/null 2>&1
+idle_timers="apt-daily.timer apt-daily-upgrade.timer dpkg-db-backup.timer e2scrub_all.timer"
+systemctl --root="$root" disable $idle_timers >/dev/null 2>&1
+systemctl --root="$root" mask $idle_timers >/dev/null 2>&1
 for unit in chrony.service systemd-networkd.service systemd-resolved.service systemd-logind.service dbus.service; do
     mkdir -p "$root/etc/systemd/system/$unit.d"
     printf '# Written by Image/build.sh: the picture comes first.\n[Unit]\nAfter=vitrine.service\n' \
