@@ -510,7 +510,6 @@ class BootTest:
             stretches.append(summary)
             if matches * 3 < len(ratios) * 2 or median_ratio < 25 or abs(median_gain) > 0.5:
                 failed.append(summary)
-        underruns = None
         try:
             underruns = self.inspector.json("/api/status").get("audioUnderruns")
         except Exception as error:   # the inspector's own check is (c); here the count is only context

@@ -24,8 +24,7 @@ for id in "$old" "$recent" "$current"; do
 done
 touch -d "40 days ago" "$journal/$old"/* "$journal/$old" "$journal/$current"/* "$journal/$current"
 touch -d "10 days ago" "$journal/$recent"/* "$journal/$recent"
-# An inspector reading the old journal today changes its atime, which must not keep it.
-cat "$journal/$old/system.journal" >/dev/null
+# An inspector reading the old journal today sets its atime to now, which must not keep it.
 touch -a "$journal/$old"/*
 systemd-tmpfiles --clean --root="$scratch" "$scratch/etc/tmpfiles.d/vitrine-journal.conf"
 failed=0
