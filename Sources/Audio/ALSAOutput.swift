@@ -53,12 +53,17 @@ public final class ALSAOutput: Sendable {
         /// How long a device may accept no samples before it counts as gone (a sound
         /// server can take a second or two to start consuming).
         public var stallTimeoutMilliseconds: Int
+        /// How long a device just opened waits, not started, for its first sound before it starts
+        /// with silence (so its clock runs): the first sample is then not queued behind a buffer
+        /// of silence. A device with nothing to play starts this much later.
+        public var firstSoundWaitMilliseconds: Int
 
         public init(
             deviceName: String = "default", fallbackDeviceName: String? = nil, configurationText: String? = nil,
             sampleRate: Int = 48_000, channelCount: Int = 2, sampleFormat: DeviceSampleFormat = .s16,
             latencyMicroseconds: Int = 100_000, rampMilliseconds: Int = 20, inputQueueFrames: Int? = nil,
-            reopenIntervalMilliseconds: Int = 1_000, stallTimeoutMilliseconds: Int = 3_000
+            reopenIntervalMilliseconds: Int = 1_000, stallTimeoutMilliseconds: Int = 3_000,
+            firstSoundWaitMilliseconds: Int = 500
         ) {
             self.deviceName = deviceName
             self.fallbackDeviceName = fallbackDeviceName
@@ -71,6 +76,7 @@ public final class ALSAOutput: Sendable {
             self.inputQueueFrames = inputQueueFrames ?? sampleRate / 4
             self.reopenIntervalMilliseconds = reopenIntervalMilliseconds
             self.stallTimeoutMilliseconds = stallTimeoutMilliseconds
+            self.firstSoundWaitMilliseconds = firstSoundWaitMilliseconds
         }
     }
 
@@ -229,6 +235,7 @@ public final class ALSAOutput: Sendable {
             state.inputs.append(input)
             return id
         }
+        shared.broadcast()
         return id
     }
 

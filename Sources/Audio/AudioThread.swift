@@ -38,6 +38,9 @@ struct AudioThread {
         var position = DevicePositionFilter(sampleRate: Int(rate), periodFrames: format.periodFrames)
         let refillFrames = configuration.inputQueueFrames / 2
 
+        // The device opened with the output is not started until the first sound (or the wait's
+        // end). One that comes back later starts at once: the silent clock ran until then.
+        if device != nil { waitForFirstSound(format: format) }
         while true {
             let frames = format.periodFrames
             let mixed = mix.withUnsafeMutableBufferPointer { mixBuffer in
@@ -55,6 +58,7 @@ struct AudioThread {
 
             var heardFrame: Int64
             var isClocked = false
+            var buffered: Int?
             var recovered = 0
             if let current = device {
                 ALSAOutput.convert(mix, frames: frames * channels, to: &bytes, format: format.sampleFormat)
@@ -63,6 +67,7 @@ struct AudioThread {
                             $0, frames: frames, stallTimeoutMilliseconds: configuration.stallTimeoutMilliseconds,
                             recovered: &recovered) }
                     let delay = current.delay() ?? 0
+                    buffered = current.bufferedFrames()
                     heardFrame = mixed.firstFrame + Int64(frames) - Int64(delay)
                     isClocked = delay > 0
                 } catch {
@@ -96,18 +101,20 @@ struct AudioThread {
             } else {
                 position.reset()
             }
-            let wakesProducers = shared.withLock { state in
+            let (wakesProducers, isIdle) = shared.withLock { state in
                 state.framesWritten = mixed.firstFrame + Int64(frames)
                 state.heardFrameStamp = max(0, heardFrame)
                 state.stampHostNanos = now
                 state.isClockRunning = running
                 state.xrunCount += recovered
-                return state.inputs.contains { $0.isStream && $0.queuedFrames <= refillFrames }
+                state.deviceBufferedFrames = buffered
+                return (state.inputs.contains { $0.isStream && $0.queuedFrames <= refillFrames }, !state.hasPendingSound)
             }
             // Producers blocked in enqueue are woken only once a stream has drained to half its
             // queue, so they refill in bursts: a feeder (and the decoder behind it) wakes a few
             // times a second instead of every period. Flushes, closes and stops wake them at once.
             if wakesProducers { shared.broadcast() }
+            if isIdle, isClocked, running, let buffered { idle(buffered: buffered, format: format) }
 
             if device == nil, now - lastReopenNanos >= Int64(configuration.reopenIntervalMilliseconds) * 1_000_000 {
                 // The silent clock stands still while the open is tried (readings extrapolate four
@@ -129,6 +136,43 @@ struct AudioThread {
         let drain = shared.withLock { $0.drainOnStop }
         device?.close(drain: drain)
         device = nil
+    }
+
+    /// Silence kept ahead of a running clocked device while no input has sound to play: two
+    /// periods, enough to ride out a late wake-up. The device's whole buffer of silence would put
+    /// the first sample fed after it a buffer's time (the output's latency) behind.
+    static let idleFillPeriods = 2
+
+    /// While the output is idle, sleeps until the device has played its buffer down to
+    /// ``idleFillPeriods`` or until an input has a period of sound to play (a producer's samples
+    /// wake it), whichever comes first.
+    private func idle(buffered: Int, format: DeviceFormat) {
+        let excess = buffered - AudioThread.idleFillPeriods * format.periodFrames
+        guard excess > 0 else { return }
+        let timeout = Duration.nanoseconds(Int64(excess) * 1_000_000_000 / Int64(format.sampleRate))
+        wait(timeout: timeout) { $0.hasSound(atLeast: format.periodFrames) }
+    }
+
+    /// Before a device just opened is given anything: waits, for
+    /// ``ALSAOutput/Configuration/firstSoundWaitMilliseconds`` at most, for an input to have a
+    /// device buffer's worth of sound, so the device starts with the sound instead of a buffer of
+    /// silence in front of it (which would make the first sample heard a buffer's time late).
+    /// Meanwhile the device is not started and its clock does not run, as for a device slow to
+    /// start; a clip, or a start at a later device frame, does not wait.
+    private func waitForFirstSound(format: DeviceFormat) {
+        guard configuration.firstSoundWaitMilliseconds > 0 else { return }
+        let frames = min(format.bufferFrames, configuration.inputQueueFrames)
+        wait(timeout: .milliseconds(configuration.firstSoundWaitMilliseconds)) { $0.hasSound(atLeast: frames) }
+    }
+
+    /// Sleeps until `hasWork` holds, a stop is asked, or `timeout` passes; a producer's enqueue
+    /// wakes it while ``OutputState/isAudioThreadIdle`` says it sleeps.
+    private func wait(timeout: Duration, until hasWork: (OutputState) -> Bool) {
+        shared.withLock(waitingUntil: { state in
+            let ready = state.stopRequested || hasWork(state)
+            state.isAudioThreadIdle = !ready
+            return ready
+        }, timeout: timeout) { $0.isAudioThreadIdle = false }
     }
 
     /// Closes a failed device and tells the observers.

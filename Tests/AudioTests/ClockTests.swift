@@ -55,6 +55,64 @@ struct ClockTests {
         #expect(zip(readings, readings.dropFirst()).allSatisfy { $0.mediaTime <= $1.mediaTime })
     }
 
+    @Test("an idle output keeps two periods of silence ahead of the device, so a first sample is heard that soon; sound fills the buffer")
+    func idleFill() async throws {
+        let server = try PrivatePulseServer()
+        let output = try ALSAOutput(configuration: .init(
+            deviceName: "vitrine_pulse", configurationText: server.alsaConfiguration()))
+        try output.start()
+        defer { output.stop() }
+        let format = output.deviceFormat
+        let buffered = { output.shared.withLock { $0.deviceBufferedFrames } }
+        // With nothing to play the device starts with a buffer of silence (after the wait for a
+        // first sound); once it has played more than that (a sound server may take a second or
+        // two to start consuming), the idle output lets it play down to two periods and keeps it
+        // there (a write adds a third before the next wait).
+        let idleLimit = (AudioThread.idleFillPeriods + 1) * format.periodFrames
+        #expect(format.bufferFrames > idleLimit, "\(format)")
+        let consumed = Int64(format.bufferFrames + idleLimit)
+        #expect(try await waitUntil {
+            output.shared.withLock { $0.isClockRunning && $0.framesWritten > consumed } && (buffered() ?? .max) <= idleLimit
+        })
+        var idle: [Int] = []
+        for _ in 0..<50 {
+            idle.append(try #require(buffered()))
+            try await Task.sleep(for: .milliseconds(10))
+        }
+        #expect(idle.allSatisfy { $0 <= idleLimit }, "frames buffered while idle (limit \(idleLimit)): \(idle)")
+
+        // Sound: the output writes as far ahead as the device takes again, so a late audio thread
+        // does not make a gap in what is heard.
+        let input = output.makeInput(label: "soundtrack")
+        let feeder = Feeder(sink: input, seconds: nil)
+        defer { feeder.stop() }
+        #expect(try await waitUntil { (input.currentReading()?.mediaTime.seconds ?? 0) > 0.2 })
+        let full = format.bufferFrames - format.periodFrames
+        #expect(try await waitUntil { (buffered() ?? 0) >= full }, "sound never filled the buffer: \(buffered() ?? -1) of \(format.bufferFrames)")
+    }
+
+    @Test("a device just opened starts with the first sound, not with a buffer of silence in front of it")
+    func startsWithFirstSound() async throws {
+        let server = try PrivatePulseServer()
+        // A wait longer than any test host's delay, so the sound always comes within it.
+        let output = try ALSAOutput(configuration: .init(
+            deviceName: "vitrine_pulse", configurationText: server.alsaConfiguration(), firstSoundWaitMilliseconds: 60_000))
+        try output.start()
+        defer { output.stop() }
+        try await Task.sleep(for: .milliseconds(100))
+        #expect(output.shared.withLock { $0.framesWritten } == 0, "the device was given silence before any sound")
+        let input = output.makeInput(label: "soundtrack")
+        let feeder = Feeder(sink: input, seconds: nil)
+        defer { feeder.stop() }
+        #expect(try await waitUntil { (input.currentReading()?.mediaTime.seconds ?? 0) > 0.2 })
+        // The device's first frame was the stream's first sample: the device clock and the stream's
+        // media time are the same time (with a buffer of silence first, the device would be ahead).
+        let reading = try #require(input.currentReading())
+        let device = output.deviceTime
+        let ahead = (device - reading.mediaTime).seconds - (MonotonicClock().now() - reading.hostTime).seconds
+        #expect(abs(ahead) < 0.02, "device clock ahead of the stream by \(ahead * 1000) ms")
+    }
+
     @Test("pausing an input holds its clock; resuming continues from the same media time")
     func pauseHoldsClock() async throws {
         let server = try PrivatePulseServer()

@@ -247,6 +247,16 @@ struct PCMDevice: Sendable {
         return max(0, frames)
     }
 
+    /// Frames of the device's buffer that hold samples not yet played (the buffer's size less its
+    /// free room), or `nil` when the device cannot tell. Unlike ``delay()`` it leaves out latency
+    /// past the buffer (a sound server's own), so it says how long the device can play on its own.
+    /// The corresponding C function is `snd_pcm_avail_update`.
+    func bufferedFrames() -> Int? {
+        let available = snd_pcm_avail_update(handle)
+        guard available >= 0 else { return nil }
+        return max(0, format.bufferFrames - Int(available))
+    }
+
     /// Whether the stream is running (samples are leaving the device).
     var isRunning: Bool { snd_pcm_state(handle) == SND_PCM_STATE_RUNNING }
 

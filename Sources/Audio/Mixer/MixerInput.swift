@@ -28,21 +28,25 @@ public final class MixerInput: AudioSink {
         let frames = buffer.frameCount
         let generation = output.shared.withLock { state in state.inputIndex(id).map { state.inputs[$0].flushGeneration } }
         guard let generation else { return false }
-        return output.shared.withLock(waitingUntil: { state in
+        let (accepted, wakesAudioThread) = output.shared.withLock(waitingUntil: { state in
             guard !state.stopRequested, !state.isStopped, let index = state.inputIndex(self.id) else { return true }
             let input = state.inputs[index]
             if input.isClosed || input.flushGeneration != generation { return true }
             return input.queuedFrames == 0 || input.queuedFrames + frames <= capacity
-        }) { state in
-            guard !state.stopRequested, !state.isStopped, let index = state.inputIndex(id) else { return false }
+        }) { state -> (Bool, Bool) in
+            guard !state.stopRequested, !state.isStopped, let index = state.inputIndex(id) else { return (false, false) }
             guard !state.inputs[index].isClosed, state.inputs[index].flushGeneration == generation,
                 case .stream(var queue) = state.inputs[index].source
-            else { return false }
+            else { return (false, false) }
             state.inputs[index].source = .stream(StreamQueue())
             queue.append(buffer)
             state.inputs[index].source = .stream(queue)
-            return true
+            return (true, state.isAudioThreadIdle)
         }
+        // The first samples after a silence: the idle audio thread mixes them now, not when the
+        // silence it keeps ahead of the device has played out.
+        if wakesAudioThread { output.shared.broadcast() }
+        return accepted
     }
 
     public func currentReading() -> AudioClockReading? {

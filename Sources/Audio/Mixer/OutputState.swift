@@ -30,10 +30,16 @@ struct OutputState: Sendable {
     var lastHeardEstimate: Int64 = 0
 
     var isStarted = false
+    /// The audio thread sleeps because nothing has sound to play (see ``hasPendingSound``): a
+    /// producer that queues the first samples wakes it.
+    var isAudioThreadIdle = false
     var stopRequested = false
     var drainOnStop = false
     var isStopped = false
     var xrunCount = 0
+    /// Frames in the device's buffer after the last write (``PCMDevice/bufferedFrames()``), or
+    /// `nil` without a device or when it cannot tell.
+    var deviceBufferedFrames: Int?
     var currentDevice: String?
     var deviceFormat: DeviceFormat
 
@@ -55,6 +61,22 @@ struct OutputState: Sendable {
     }
 
     func inputIndex(_ id: Int) -> Int? { inputs.firstIndex { $0.id == id } }
+
+    /// Whether any input has sound to mix now or later: queued samples, or a clip not finished
+    /// (started, possibly at a later device frame). While none has, the output is idle and the
+    /// audio thread keeps only a little silence ahead of the device.
+    var hasPendingSound: Bool { hasSound(atLeast: 1) }
+
+    /// Whether a playing stream has at least `frames` queued, or a started clip is not finished.
+    func hasSound(atLeast frames: Int) -> Bool {
+        inputs.contains { input in
+            guard !input.isClosed, input.isStarted, !input.isPaused else { return false }
+            switch input.source {
+            case .stream(let queue): return queue.queuedFrames >= frames
+            case .clip(let cursor): return !cursor.finished
+            }
+        }
+    }
 
     /// The device frame being heard at host time `nowNanos` (extrapolated from the last stamp).
     mutating func heardFrame(atHostNanos nowNanos: Int64) -> Int64 {
