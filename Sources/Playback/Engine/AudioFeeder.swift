@@ -147,7 +147,12 @@ final class AudioFeeder: Sendable {
                 end = .zero
                 engine.withLock { $0.audio.register(first, offset: offset, generation: fedGeneration) }
             }
-            guard let item = feeding, let pipeline = item.pipeline, snapshot.rate > 0, pipeline.audioEnabled else {
+            // An item's sound starts when its first picture is decoded too (it is ready), not
+            // before: a device that starts at once would otherwise put the picture's clock past
+            // the first frames by the time they are decoded. The item's readiness wakes the feeder.
+            guard let item = feeding, let pipeline = item.pipeline, snapshot.rate > 0, pipeline.audioEnabled,
+                  item.status != .unknown
+            else {
                 idle()
                 continue
             }
