@@ -57,6 +57,39 @@ public struct InspectorStatus: Codable, Sendable, Hashable {
     }
 }
 
+extension InspectorStatus {
+    /// Writes every field, `null` where there is no value (no sound device, no next change…), as
+    /// docs/inspector.md shows it: a client finds the same keys in every answer.
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(version, forKey: .version)
+        try container.encode(uptimeSeconds, forKey: .uptimeSeconds)
+        try container.encode(configFile, forKey: .configFile)
+        try container.encode(scheduleFile, forKey: .scheduleFile)
+        try container.encode(scheduleSHA256, forKey: .scheduleSHA256)
+        try container.encode(entry, forKey: .entry)
+        try container.encode(item, forKey: .item)
+        try container.encode(media, forKey: .media)
+        try container.encode(positionSeconds, forKey: .positionSeconds)
+        try container.encode(state, forKey: .state)
+        try container.encode(waitingReason, forKey: .waitingReason)
+        try container.encode(nextChange, forKey: .nextChange)
+        try container.encode(display, forKey: .display)
+        try container.encode(audioDevice, forKey: .audioDevice)
+        try container.encode(audioUnderruns, forKey: .audioUnderruns)
+        try container.encode(droppedFrames, forKey: .droppedFrames)
+        try container.encode(stalls, forKey: .stalls)
+        try container.encode(itemFailures, forKey: .itemFailures)
+        try container.encode(retries, forKey: .retries)
+        try container.encode(pipelineRebuilds, forKey: .pipelineRebuilds)
+        try container.encode(starts, forKey: .starts)
+        try container.encode(uncleanEnds, forKey: .uncleanEnds)
+        try container.encode(lastErrors, forKey: .lastErrors)
+        try container.encode(journalReadable, forKey: .journalReadable)
+        try container.encode(journalProblem, forKey: .journalProblem)
+    }
+}
+
 /// What the inspector reads from the running player; the command line fills it in.
 public struct InspectorSources: Sendable {
     public var status: @Sendable () async -> InspectorStatus

@@ -18,7 +18,7 @@ struct InspectorTests {
         let certificate: String
 
         init(tls: Bool = false, schedule: String? = nil, mode: String = "320x240@25", environment: [String: String] = [:],
-             listenHost: String = "127.0.0.1", setupHint: Bool = false) throws {
+             listenHost: String = "127.0.0.1", setupHint: Bool = false, audioDevice: String? = nil) throws {
             folder = try CommandRunner.temporaryDirectory("inspector")
             port = try FreePort.find()
             certificate = folder + "/inspector.crt"
@@ -47,7 +47,7 @@ struct InspectorTests {
                 kind = "headless"
                 mode = "\(mode)"
                 [audio]
-                enabled = false
+                \(audioDevice.map { "device = \"\($0)\"" } ?? "enabled = false")
                 [import]
                 directory = "\(folder)/bundles"
                 setup_hint = \(setupHint)
@@ -153,6 +153,29 @@ struct InspectorTests {
         let programme = try player.json("/api/programme?from=2026-01-01T00:00:00Z&to=2026-01-01T00:00:10Z")
         #expect(programme["changes"] != nil, "\(programme)")
         #expect(try player.get("/api/programme").status == 400)
+    }
+
+    @Test("the status counts the sound's underruns: a number with a sound device, null without one")
+    func audioUnderruns() throws {
+        let silent = try Player()
+        let without = try silent.json("/api/status")
+        #expect(without["audioUnderruns"] is NSNull, "\(without)")
+        #expect(without["audioDevice"] is NSNull, "\(without)")
+        // Every field is in every answer, null where there is no value (as docs/inspector.md shows).
+        let missing = ["configFile", "nextChange", "waitingReason", "journalReadable", "journalProblem"].filter { without[$0] == nil }
+        #expect(missing.isEmpty, "keys absent from the status: \(missing)")
+
+        // ALSA's null plugin: a device that takes every sample (paced by the player), never runs dry.
+        let sounding = try Player(audioDevice: "null")
+        var status: [String: Any] = [:]
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline {
+            status = try sounding.json("/api/status")
+            if status["state"] as? String == "playing" { break }
+            usleep(100_000)
+        }
+        #expect(status["audioDevice"] as? String == "null", "\(status)")
+        #expect(status["audioUnderruns"] as? Int == 0, "\(status)")
     }
 
     @Test("/metrics is Prometheus text that promtool accepts, counting presented frames and the frame interval",
