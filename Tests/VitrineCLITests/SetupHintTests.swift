@@ -34,8 +34,10 @@ struct SetupHintTests {
         // The hint service is started before playback and speaks at once: once a frame is on the
         // screen it would have. Wait for that event (generous deadline), not for a fixed time.
         let deadline = Date().addingTimeInterval(60)
-        while try player.json("/api/status")["positionSeconds"] == nil, Date() < deadline { usleep(200_000) }
-        #expect(try player.json("/api/status")["positionSeconds"] != nil, "no frame within 60 s")
+        // null (not yet a frame) and absent alike mean no position.
+        let hasPosition = { (status: [String: Any]) in status["positionSeconds"].map { !($0 is NSNull) } ?? false }
+        while !hasPosition(try player.json("/api/status")), Date() < deadline { usleep(200_000) }
+        #expect(hasPosition(try player.json("/api/status")), "no frame within 60 s")
         let lines = (try player.json("/api/logs?limit=1000")["lines"] as? [[String: Any]]) ?? []
         #expect(!lines.contains { $0["label"] as? String == "vitrine.setup" })
     }
