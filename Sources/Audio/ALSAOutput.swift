@@ -235,7 +235,6 @@ public final class ALSAOutput: Sendable {
             state.inputs.append(input)
             return id
         }
-        shared.broadcast()
         return id
     }
 
