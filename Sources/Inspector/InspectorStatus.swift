@@ -59,7 +59,8 @@ public struct InspectorStatus: Codable, Sendable, Hashable {
 
 extension InspectorStatus {
     /// Writes every field, `null` where there is no value (no sound device, no next change…), as
-    /// docs/inspector.md shows it: a client finds the same keys in every answer.
+    /// docs/inspector.md shows it: a client finds the same keys in every answer. A new field goes
+    /// here too; InspectorTests checks every field of that document's table is in the answer.
     public func encode(to encoder: any Encoder) throws {
         var container = encoder.container(keyedBy: CodingKeys.self)
         try container.encode(version, forKey: .version)

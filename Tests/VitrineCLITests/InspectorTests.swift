@@ -155,6 +155,18 @@ struct InspectorTests {
         #expect(try player.get("/api/programme").status == 400)
     }
 
+    /// The field names of docs/inspector.md's `/api/status` table (its rows' first column).
+    static func documentedStatusFields() throws -> [String] {
+        let text = try String(contentsOf: CommandRunner.root.appendingPathComponent("docs/inspector.md"), encoding: .utf8)
+        let table = try #require(text.components(separatedBy: "| field | meaning |").dropFirst().first)
+        let rows = table.split(separator: "\n").dropFirst().prefix { $0.hasPrefix("|") }
+        return rows.flatMap { row in
+            (row.split(separator: "|").first ?? "").split(separator: ",").map {
+                $0.trimmingCharacters(in: .whitespaces).trimmingCharacters(in: CharacterSet(charactersIn: "`"))
+            }
+        }
+    }
+
     @Test("the status counts the sound's underruns: a number with a sound device, null without one")
     func audioUnderruns() throws {
         let silent = try Player()
@@ -164,6 +176,11 @@ struct InspectorTests {
         // Every field is in every answer, null where there is no value (as docs/inspector.md shows).
         let missing = ["configFile", "nextChange", "waitingReason", "journalReadable", "journalProblem"].filter { without[$0] == nil }
         #expect(missing.isEmpty, "keys absent from the status: \(missing)")
+        // And every field docs/inspector.md's table lists (a field the encoder forgot fails here).
+        let documented = try InspectorTests.documentedStatusFields()
+        #expect(documented.count >= 25, "\(documented)")
+        let undelivered = documented.filter { without[$0] == nil }
+        #expect(undelivered.isEmpty, "documented fields absent from the status: \(undelivered)")
 
         // ALSA's null plugin: a device that takes every sample (paced by the player), never runs dry.
         let sounding = try Player(audioDevice: "null")
