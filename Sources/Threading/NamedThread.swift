@@ -101,4 +101,20 @@ public enum ThreadPriority {
     public static func makeCurrentIdle() -> Bool {
         vitrine_idle_current_thread() == 0
     }
+
+    /// Lowers the calling thread's priority by `steps` nice steps (at most to 19). On Linux a
+    /// nice value belongs to one thread, and the threads it starts from then on (FFmpeg's
+    /// decoding threads included) inherit it; it cannot be raised again without privilege.
+    /// Returns the new nice value, nil when it could not be changed.
+    @discardableResult
+    public static func lowerCurrent(by steps: Int32) -> Int32? {
+        let nice = vitrine_lower_current_thread_priority(steps)
+        return nice == -100 ? nil : nice
+    }
+
+    /// The calling thread's nice value (nil when it cannot be read).
+    public static var currentNice: Int32? {
+        let nice = vitrine_current_thread_nice()
+        return nice == -100 ? nil : nice
+    }
 }

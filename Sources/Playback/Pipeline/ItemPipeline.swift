@@ -183,14 +183,27 @@ final class ItemPipeline: Sendable {
 
     /// Video decoding threads (0 = FFmpeg's choice, frame threading).
     let videoThreadCount: Int
+    /// How many nice steps below the thread that starts it the pipeline's threads run (0: the
+    /// same). See ``playbackNiceSteps``.
+    let niceSteps: Int32
+    /// The player's pipelines run 5 nice steps below the render, audio and engine threads. The
+    /// picture has a deadline every refresh; decoding runs ahead of it into queues (2 s of packets,
+    /// four decoded frames) and can wait a little. At equal priority the scheduler shares a busy
+    /// CPU evenly, so the burst of opening and decoding the next item of a queue at a seam (or a
+    /// busy neighbour) took the time a software renderer (llvmpipe) needed to draw the refresh,
+    /// and one was missed. Five steps weigh the two about 3 : 1 when both want the CPU and change
+    /// nothing when it is idle. Every thread the demux thread starts inherits it: the decode
+    /// threads and FFmpeg's own.
+    static let playbackNiceSteps: Int32 = 5
     /// The duration given to every video frame of a still image (``PlayerItem/stillImageDuration``).
     let stillImageDuration: MediaTime?
 
     init(
-        source: String, audioFormat: AudioFormat, audioEnabled: Bool, videoThreadCount: Int = 0,
+        source: String, audioFormat: AudioFormat, audioEnabled: Bool, videoThreadCount: Int = 0, niceSteps: Int32 = 0,
         stillImageDuration: MediaTime? = nil, endTime: MediaTime? = nil, onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.source = source
+        self.niceSteps = niceSteps
         self.stillImageDuration = stillImageDuration
         self.videoThreadCount = videoThreadCount
         self.audioFormat = audioFormat
@@ -411,6 +424,8 @@ final class ItemPipeline: Sendable {
     // MARK: Demux thread
 
     private func demuxLoop() {
+        // Before anything opens: every thread started from here inherits the priority.
+        if niceSteps > 0 { ThreadPriority.lowerCurrent(by: niceSteps) }
         let opened: Demuxer
         do {
             opened = try Demuxer(source: source, openTimeout: .seconds(15), readTimeout: .seconds(10), interruption: interruption)

@@ -338,7 +338,8 @@ public final class PlayerItem: Sendable, CustomStringConvertible {
             if state.status == .failed { return (nil, .zero, false) }
             if let existing = state.pipeline { return (existing, .zero, false) }
             let pipeline = ItemPipeline(
-                source: url, audioFormat: audioFormat, audioEnabled: state.audioEnabled, stillImageDuration: state.stillImageDuration,
+                source: url, audioFormat: audioFormat, audioEnabled: state.audioEnabled, niceSteps: ItemPipeline.playbackNiceSteps,
+                stillImageDuration: state.stillImageDuration,
                 endTime: state.forwardPlaybackEndTime.isNumeric ? state.forwardPlaybackEndTime : nil
             ) { [weak self] event in
                 self?.handle(event)
