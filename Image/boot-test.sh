@@ -10,7 +10,9 @@
 #   a  power-on -> the demo's first frame on the screendump, in seconds, with its PSNR against the
 #      frame `vitrine thumbnails --exact` gives for that moment of the programme
 #   c  the inspector (HTTPS, token) says the demo plays; its journal endpoint has this boot's lines
-#   h  systemd-analyze security vitrine.service <= 2.0 inside the guest; the critical chain printed
+#   h  systemd-analyze security vitrine.service <= 2.0 inside the guest; the critical chain printed;
+#      inside the unit's sandbox the decoding threads 5 nice steps below the render thread, and no
+#      "Failed to set thread priority" line in the journal
 #   d  kill -9 of the player -> systemd restarts it -> the picture is back at the programme's position
 #   e  SIGSTOP -> no watchdog ping -> systemd kills and restarts it -> picture back
 #   f  a FAT32 stick with a signed bundle plugged in -> its schedule on screen; a stick with a bad

@@ -618,7 +618,35 @@ class BootTest:
         unwanted = [t for t in timers if t.startswith(("apt-", "dpkg-", "e2scrub"))]
         if unwanted:
             raise Failure(f"timers that compete with playback are active: {unwanted} (all: {timers})")
-        return f"exposure {exposure}; hardware watchdog: {' '.join(watchdog.split())}; timers: {' '.join(timers)}"
+        priorities = self.thread_priorities()
+        return (f"exposure {exposure}; hardware watchdog: {' '.join(watchdog.split())}; timers: {' '.join(timers)}; "
+                f"{priorities}")
+
+    def thread_priorities(self):
+        """Inside the unit's sandbox (its system-call filter included) the player's demux and decode
+        threads run 5 nice steps below its render thread, and libdispatch wrote no "Failed to set
+        thread priority" line: lowering is allowed, raising is refused quietly."""
+        pid = self.main_pid()
+        listing = self.guest.shell(f"for t in /proc/{pid}/task/*; do echo \"$(cat $t/stat)\"; done", check=False)
+        threads = []
+        for line in listing.splitlines():
+            opened, closed = line.find("("), line.rfind(")")
+            fields = line[closed + 1:].split()
+            if opened < 0 or closed < 0 or len(fields) < 17:
+                continue
+            threads.append((line[opened + 1:closed], int(fields[16])))
+        render = [nice for name, nice in threads if name == "vitrine-render"]
+        decoding = [(name, nice) for name, nice in threads if name in ("vitrine-demux", "vitrine-video", "vitrine-audio")]
+        if len(render) != 1 or not decoding:
+            raise Failure(f"the player's threads are not as expected: {threads}")
+        wrong = [(name, nice) for name, nice in decoding if nice != render[0] + 5]
+        if wrong:
+            raise Failure(f"decoding threads not 5 nice steps below the render thread (at {render[0]}): {wrong}")
+        noise = self.guest.shell("journalctl -b -u vitrine.service -o cat --no-pager | grep -c 'Failed to set thread priority'",
+                                 check=False).strip()
+        if noise not in ("", "0"):
+            raise Failure(f"the player's journal has {noise} 'Failed to set thread priority' lines this boot")
+        return f"{len(decoding)} decoding threads at nice {render[0] + 5}, the render thread at {render[0]}"
 
     def main_pid(self):
         return int(self.guest.shell("systemctl show -P MainPID vitrine.service").strip() or 0)
