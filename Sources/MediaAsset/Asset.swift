@@ -232,10 +232,12 @@ final class LoadJob: Sendable {
     let interruption = IOInterruption()
 
     /// Opens the media on a Dispatch worker: the open blocks in FFmpeg (network connect,
-    /// probing), which must not occupy a thread of Swift's cooperative pool.
+    /// probing), which must not occupy a thread of Swift's cooperative pool. At the default
+    /// quality of service: Dispatch runs a user-initiated worker 2 nice steps above the render
+    /// thread where it may (a schedule loaded while a show plays opens every item's media).
     func start(source: String, options: Asset.Options, then: @escaping @Sendable (Result<AssetDescription, MediaError>) -> Void) {
         let interruption = interruption
-        DispatchQueue.global(qos: .userInitiated).async {
+        DispatchQueue.global().async {
             let result: Result<AssetDescription, MediaError>
             do throws(MediaError) {
                 let demuxer = try Demuxer(
