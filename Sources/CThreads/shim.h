@@ -36,7 +36,8 @@ static inline int vitrine_idle_current_thread(void) {
 
 /// Lowers the calling thread's priority by `steps` nice steps from where it is (at most to 19):
 /// on Linux a nice value belongs to a thread, and threads it starts inherit it. Lowering needs no
-/// privilege; raising it back would. Returns the new nice value, or -100 (errno set).
+/// privilege; raising it back needs CAP_SYS_NICE or an RLIMIT_NICE that allows it. Returns the
+/// new nice value, or -100 (errno set).
 static inline int vitrine_lower_current_thread_priority(int steps) {
     pid_t tid = (pid_t)syscall(SYS_gettid);
     errno = 0;

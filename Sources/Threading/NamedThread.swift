@@ -104,7 +104,8 @@ public enum ThreadPriority {
 
     /// Lowers the calling thread's priority by `steps` nice steps (at most to 19). On Linux a
     /// nice value belongs to one thread, and the threads it starts from then on (FFmpeg's
-    /// decoding threads included) inherit it; it cannot be raised again without privilege.
+    /// decoding threads included) inherit it; raising it again needs `CAP_SYS_NICE` or an
+    /// `RLIMIT_NICE` that allows it.
     /// Returns the new nice value, nil when it could not be changed.
     @discardableResult
     public static func lowerCurrent(by steps: Int32) -> Int32? {
