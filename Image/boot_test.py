@@ -625,7 +625,8 @@ class BootTest:
     def thread_priorities(self):
         """Inside the unit's sandbox (its system-call filter included) the player's demux and decode
         threads run 5 nice steps below its render thread, and libdispatch wrote no "Failed to set
-        thread priority" line: lowering is allowed, raising is refused quietly."""
+        thread priority" line (setpriority is allowed, and its raise of its timer thread to -4 is
+        within the unit's LimitNICE=)."""
         pid = self.main_pid()
         listing = self.guest.shell(f"for t in /proc/{pid}/task/*; do echo \"$(cat $t/stat)\"; done", check=False)
         threads = []
