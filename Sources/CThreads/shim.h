@@ -34,24 +34,23 @@ static inline int vitrine_idle_current_thread(void) {
     return sched_setscheduler(tid, SCHED_IDLE, &parameter);
 }
 
-/// Lowers the calling thread's priority by `steps` nice steps from where it is (at most to 19):
-/// on Linux a nice value belongs to a thread, and threads it starts inherit it. Lowering needs no
-/// privilege; raising it back needs CAP_SYS_NICE or an RLIMIT_NICE that allows it. Returns the
-/// new nice value, or -100 (errno set).
-static inline int vitrine_lower_current_thread_priority(int steps) {
-    pid_t tid = (pid_t)syscall(SYS_gettid);
-    errno = 0;
-    int current = getpriority(PRIO_PROCESS, (id_t)tid);
-    if (current == -1 && errno != 0) return -100;
-    int lowered = current + steps > 19 ? 19 : current + steps;
-    if (setpriority(PRIO_PROCESS, (id_t)tid, lowered) != 0) return -100;
-    return lowered;
-}
-
 /// The calling thread's nice value, or -100 (errno set).
 static inline int vitrine_current_thread_nice(void) {
     pid_t tid = (pid_t)syscall(SYS_gettid);
     errno = 0;
     int current = getpriority(PRIO_PROCESS, (id_t)tid);
     return (current == -1 && errno != 0) ? -100 : current;
+}
+
+/// Lowers the calling thread's priority by `steps` nice steps from where it is (at most to 19):
+/// on Linux a nice value belongs to a thread, and threads it starts inherit it. Lowering needs no
+/// privilege; raising it back needs CAP_SYS_NICE or an RLIMIT_NICE that allows it. Returns the
+/// new nice value, or -100 (errno set).
+static inline int vitrine_lower_current_thread_priority(int steps) {
+    int current = vitrine_current_thread_nice();
+    if (current == -100) return -100;
+    int lowered = current + steps > 19 ? 19 : current + steps;
+    pid_t tid = (pid_t)syscall(SYS_gettid);
+    if (setpriority(PRIO_PROCESS, (id_t)tid, lowered) != 0) return -100;
+    return lowered;
 }

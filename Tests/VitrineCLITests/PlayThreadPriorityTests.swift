@@ -35,7 +35,9 @@ struct PlayThreadPriorityTests {
         try #require(playing.contains { $0["type"] as? String == "frame" }, "no frame presented")
         var threads = Self.threads(of: player.pid)
         let deadline = Date().addingTimeInterval(30)
-        while threads.filter({ $0.name == "vitrine-demux" }).count < 2 && Date() < deadline {
+        // One video decode thread per opened item: wait for the second item's (FFmpeg's frame
+        // threads carry the demux thread's name, so counting those would not show it).
+        while threads.filter({ $0.name == "vitrine-video" }).count < 2 && Date() < deadline {
             usleep(100_000)
             threads = Self.threads(of: player.pid)
         }
