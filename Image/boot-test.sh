@@ -4,9 +4,10 @@
 #
 # Builds the test variant of the image (Image/build.sh --test: the product plus a root shell on the
 # second serial port, an inspector token, a TLS certificate and an operator key made here), boots a
-# copy of it grown to 3 GiB under QEMU TCG with OVMF (UEFI), virtio-vga, an emulated Intel HDA card
-# captured to a WAV file, user networking with the inspector's port forwarded to the host, an xHCI
-# controller for USB sticks and an i6300esb hardware watchdog, then (Image/boot_test.py):
+# copy of it grown to 3 GiB under QEMU TCG (two emulated CPUs) with OVMF (UEFI), virtio-vga, an
+# emulated Intel HDA card captured to a WAV file, user networking with the inspector's port
+# forwarded to the host, an xHCI controller for USB sticks and an i6300esb hardware watchdog, then
+# (Image/boot_test.py):
 #   a  power-on -> the demo's first frame on the screendump, in seconds, with its PSNR against the
 #      frame `vitrine thumbnails --exact` gives for that moment of the programme
 #   c  the inspector (HTTPS, token) says the demo plays; its journal endpoint has this boot's lines
@@ -20,7 +21,7 @@
 #   g  QEMU quits (no shutdown) in the middle of an import, and again during playback -> each next
 #      boot plays the last complete bundle, fsck finds the data partition clean
 # Usage: bash Image/boot-test.sh       Environment: VITRINE_BINARY, VITRINE_BOOT_TIMEOUT (s, default
-# 600: the deadline of each wait for the guest).
+# 600: the deadline of each wait for the guest), VITRINE_BOOT_CPUS (emulated CPUs, default 2).
 # Exit status: 0 passed, 1 a check failed, 77 skipped (no QEMU, OVMF or mmdebstrap).
 set -euo pipefail
 cd "$(dirname "$0")/.."

@@ -27,6 +27,9 @@ import urllib.request
 import numpy as np
 
 TIMEOUT = float(os.environ.get("VITRINE_BOOT_TIMEOUT", "600"))
+# Emulated CPUs: two, as a signage box has at least (QEMU runs each in its own host thread, so the
+# boot and the player's start use both of a 2-core host); 1 reproduces the earlier figures.
+CPUS = os.environ.get("VITRINE_BOOT_CPUS", "2")
 
 
 def say(message):
@@ -82,7 +85,7 @@ class Guest:
             if os.path.exists(path):
                 os.unlink(path)
         command = [
-            "qemu-system-x86_64", "-nodefaults", "-machine", "q35,accel=tcg", "-cpu", "max,avx2=off", "-smp", "1", "-m", "2048",
+            "qemu-system-x86_64", "-nodefaults", "-machine", "q35,accel=tcg", "-cpu", "max,avx2=off", "-smp", CPUS, "-m", "2048",
             "-drive", f"if=pflash,format=raw,readonly=on,file={self.ovmf_code}",
             "-drive", f"if=pflash,format=raw,file={self.ovmf_vars}",
             "-drive", f"file={self.disk},if=virtio,format=raw,cache=writeback",
@@ -425,7 +428,7 @@ class BootTest:
         before_kernel = (time.time() - self.guest.started_wall) - uptime
         started = self.guest.shell("systemctl show -P ExecMainStartTimestampMonotonic vitrine.service").strip()
         player_start = int(started) / 1e6 if started.isdigit() else float("nan")
-        self.figures.append(("power-on to first frame (TCG)", f"{power_on_to_picture:.1f} s: firmware and boot loader "
+        self.figures.append((f"power-on to first frame (TCG, {CPUS} CPUs)", f"{power_on_to_picture:.1f} s: firmware and boot loader "
                              f"{before_kernel:.1f} s, kernel to the player's start {player_start:.1f} s, the player's start "
                              f"to its first frame {power_on_to_picture - before_kernel - player_start:.1f} s"))
         # The setup hint is drawn over the programme (text where the frame has none). Its service
@@ -636,7 +639,9 @@ class BootTest:
             if opened < 0 or closed < 0 or len(fields) < 17:
                 continue
             threads.append((line[opened + 1:closed], int(fields[16])))
-        render = [nice for name, nice in threads if name == "vitrine-render"]
+        # Threads Mesa starts from the render thread carry its name too (more of them with more
+        # CPUs): all of them at one nice value.
+        render = sorted({nice for name, nice in threads if name == "vitrine-render"})
         decoding = [(name, nice) for name, nice in threads if name in ("vitrine-demux", "vitrine-video", "vitrine-audio")]
         if len(render) != 1 or not decoding:
             raise Failure(f"the player's threads are not as expected: {threads}")
