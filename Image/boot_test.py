@@ -669,28 +669,42 @@ class BootTest:
     def kill_and_restart(self):
         end = time.monotonic() + TIMEOUT
         pid = self.main_pid()
-        killed_at = time.monotonic()
-        self.guest.shell(f"kill -9 {pid}")
+        killed_at = time.time()
+        killed_uptime = self.guest_uptime_then(f"kill -9 {pid}")
         new_pid = self.wait_restarted(pid, end)
-        # Black (or the console) first, then the programme again.
-        _, value, shift, media, seconds = self.wait_for_programme(end, "after-kill")
-        back = time.monotonic() - killed_at
-        self.figures.append(("kill -9 to picture back", f"{back:.1f} s"))
-        return f"pid {pid} -> {new_pid}; picture back after {back:.1f} s at the programme's position ({shift * 1000:+.0f} ms, {value:.1f} dB)"
+        # Black (or the console) first, then the programme again. Timed at the screendump that
+        # showed it (matching a dump against the programme takes the host seconds).
+        dumped_at, value, shift, media, seconds = self.wait_for_programme(end, "after-kill")
+        back = dumped_at - killed_at
+        ready = self.ready_after(killed_uptime)
+        self.figures.append(("kill -9 to picture back", f"{back:.1f} s on the screendumps; {ready} to the restarted player's first frame (READY=1) by the guest's clock"))
+        return (f"pid {pid} -> {new_pid}; picture back after {back:.1f} s at the programme's position ({shift * 1000:+.0f} ms, {value:.1f} dB); "
+                f"the guest's clock: {ready} from the kill to READY=1")
+
+    def guest_uptime_then(self, command):
+        """Runs `command` in the guest right after reading its monotonic clock (seconds since boot)."""
+        return float(self.guest.shell(f"cut -d' ' -f1 /proc/uptime; {command}").split()[0])
+
+    def ready_after(self, since):
+        """Seconds from the guest's monotonic instant `since` to the player's latest READY=1 (its
+        first frame on screen: the unit goes active then)."""
+        active = self.guest.shell("systemctl show -P ActiveEnterTimestampMonotonic vitrine.service").strip()
+        return f"{int(active) / 1e6 - since:.1f} s" if active.isdigit() and int(active) > 0 else "unknown"
 
     # --- (e)
     def watchdog(self):
         end = time.monotonic() + TIMEOUT
         pid = self.main_pid()
-        stopped_at = time.monotonic()
-        self.guest.shell(f"kill -STOP {pid}")
+        stopped_at = time.time()
+        stopped_uptime = self.guest_uptime_then(f"kill -STOP {pid}")
         new_pid = self.wait_restarted(pid, end)
-        restarted_after = time.monotonic() - stopped_at
+        restarted_after = time.time() - stopped_at
         log = self.guest.shell("journalctl -b -u vitrine.service --no-pager -o cat | grep -i watchdog | tail -3", check=False)
         if "atchdog" not in log:
             raise Failure(f"the journal does not say the watchdog fired:\n{log}")
-        _, value, shift, media, seconds = self.wait_for_programme(end, "after-watchdog")
-        back = time.monotonic() - stopped_at
+        dumped_at, value, shift, media, seconds = self.wait_for_programme(end, "after-watchdog")
+        back = dumped_at - stopped_at
+        ready = self.ready_after(stopped_uptime)
         # The operator's view of why it restarted: the inspector's journal lines of the unit include
         # what systemd said about it. (Timed apart from the picture: the inspector answers once the
         # restarted player has started it.)
@@ -699,9 +713,11 @@ class BootTest:
         said = next(l for l in explained["lines"] if "atchdog" in l.get("message", ""))
         if said.get("label") != "systemd":
             raise Failure(f"the watchdog line is not systemd's: {said}")
-        told = time.monotonic() - stopped_at
-        self.figures.append(("SIGSTOP to restart / picture back", f"{restarted_after:.1f} s / {back:.1f} s"))
-        return (f"restarted {restarted_after:.1f} s after SIGSTOP (WatchdogSec=30s), picture back after {back:.1f} s, "
+        told = time.time() - stopped_at
+        self.figures.append(("SIGSTOP to restart / picture back", f"{restarted_after:.1f} s / {back:.1f} s on the screendumps; "
+                             f"{ready} to the restarted player's READY=1 by the guest's clock"))
+        return (f"restarted {restarted_after:.1f} s after SIGSTOP (WatchdogSec=30s), picture back after {back:.1f} s "
+                f"(the guest's clock: READY=1 after {ready}), "
                 f"the inspector showed systemd's line after {told:.1f} s; journal: {log.strip().splitlines()[-1]}")
 
     # --- (f)
