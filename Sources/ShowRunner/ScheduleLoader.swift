@@ -21,6 +21,7 @@ public enum ScheduleLoader {
     static func probe(path: String, timeout: Duration) async -> any MediaInspector {
         guard let schedule = ScheduleReader.read(path: path).schedule else { return FileAccessInspector() }
         var answers: [String: MediaInspection] = [:]
+        var toOpen: [String] = []
         let files = FileAccessInspector()
         for name in schedule.playlists.keys.sorted() {
             for item in schedule.playlists[name]!.items where answers[item.source.location] == nil {
@@ -33,17 +34,22 @@ public enum ScheduleLoader {
                     answers[item.source.location] = .readable
                     continue
                 }
-                let asset = Asset(pathOrURL: item.source.location, options: .init(openTimeout: timeout, readTimeout: timeout))
-                do {
-                    let (duration, playable) = try await asset.load(.duration, .isPlayable)
-                    answers[item.source.location] = !playable
-                        ? .unreadable("no audio or video track FFmpeg can decode")
-                        : (duration.isNumeric ? .duration(duration) : .readable)
-                } catch {
-                    answers[item.source.location] = .unreadable(error.description)
-                }
+                toOpen.append(item.source.location)
             }
         }
+        // The files are opened side by side (ConcurrentProbes): each waits on its own reads.
+        let opened = await ConcurrentProbes.run(toOpen, key: { $0 }) { location in
+            let asset = Asset(pathOrURL: location, options: .init(openTimeout: timeout, readTimeout: timeout))
+            do {
+                let (duration, playable) = try await asset.load(.duration, .isPlayable)
+                return !playable
+                    ? MediaInspection.unreadable("no audio or video track FFmpeg can decode")
+                    : (duration.isNumeric ? .duration(duration) : .readable)
+            } catch {
+                return .unreadable(String(describing: error))
+            }
+        }
+        answers.merge(opened) { first, _ in first }
         return ProbedInspector(answers: answers)
     }
 }

@@ -1,6 +1,7 @@
 import MediaAsset
 import MediaTime
 import Scheduling
+import ShowRunner
 
 /// Probes a schedule's media with FFmpeg (through `Asset`) before validation, so that
 /// `vitrine validate` knows media lengths (for cues and trims) and finds files FFmpeg cannot read.
@@ -21,6 +22,7 @@ enum ScheduleMediaProbe {
             }
         }
         var answers: [String: MediaInspection] = [:]
+        var toOpen: [MediaSource] = []
         let files = FileAccessInspector()
         for source in sources where answers[source.location] == nil {
             let access = files.inspect(source)
@@ -29,11 +31,14 @@ enum ScheduleMediaProbe {
                 continue
             }
             guard case .url = source else {
-                answers[source.location] = await probe(source, timeout: timeout)
+                toOpen.append(source)
                 continue
             }
             answers[source.location] = .readable
         }
+        // Opened side by side, as the player does when it loads a schedule.
+        let opened = await ConcurrentProbes.run(toOpen, key: \.location) { source in await probe(source, timeout: timeout) }
+        answers.merge(opened) { first, _ in first }
         return ProbedMediaInspector(answers: answers)
     }
 
