@@ -1,6 +1,7 @@
 import ArgumentParser
 import Bundles
 import Scheduling
+import ShowRunner
 
 /// `vitrine bundle create DIR` and `vitrine bundle verify DIR`: make and check the bundles
 /// operators carry to a screen on a USB stick (docs/bundles.md).
@@ -77,7 +78,7 @@ struct BundleCommand: AsyncParsableCommand {
                 problems += found
                 if let manifest, let schedule = manifest.schedulePath, found.isEmpty {
                     let path = directory + "/" + schedule
-                    let report = ScheduleValidator.validate(path: path, inspector: await ScheduleMediaProbe.inspector(forSchedule: path))
+                    let report = ScheduleValidator.validate(path: path, inspector: await ScheduleLoader.inspector(forSchedule: path, opening: .everything))
                     // The validator's lines already name the file, line and column.
                     for diagnostic in report.diagnostics { print(diagnostic.description) }
                     if problems.isEmpty && report.errorCount == 0 && !report.isUnreadable {

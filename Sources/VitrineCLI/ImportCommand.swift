@@ -2,6 +2,7 @@ import ArgumentParser
 import Bundles
 import Config
 import Scheduling
+import ShowRunner
 
 /// `vitrine import MOUNTPOINT`: what the system runs when a USB stick appears (systemd/): the
 /// stick's `vitrine/` bundle is verified, copied, validated and made current atomically, or
@@ -52,7 +53,7 @@ struct ImportCommand: AsyncParsableCommand {
         let importer = BundleImporter(
             settings: .init(store: store, keys: keys, acceptUnsigned: settings.acceptUnsigned, keepFree: Int64(settings.keepFreeMegabytes) << 20)
         ) { schedule in
-            let report = ScheduleValidator.validate(path: schedule, inspector: await ScheduleMediaProbe.inspector(forSchedule: schedule))
+            let report = ScheduleValidator.validate(path: schedule, inspector: await ScheduleLoader.inspector(forSchedule: schedule, opening: .everything))
             if report.isUnreadable { return ["\(schedule): cannot read the schedule"] }
             return report.diagnostics.filter { $0.severity == .error }.map(\.description)
         }

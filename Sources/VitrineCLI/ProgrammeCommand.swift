@@ -1,5 +1,6 @@
 import ArgumentParser
 import Scheduling
+import ShowRunner
 
 /// `vitrine programme SCHEDULE --from … --to …`: the resolved timeline, for checking a schedule
 /// before it goes out.
@@ -30,7 +31,7 @@ struct ProgrammeCommand: AsyncParsableCommand {
     var entriesOnly = false
 
     func run() async throws {
-        let report = ScheduleValidator.validate(path: schedule, inspector: await ScheduleMediaProbe.inspector(forSchedule: schedule))
+        let report = ScheduleValidator.validate(path: schedule, inspector: await ScheduleLoader.inspector(forSchedule: schedule, opening: .everything))
         guard let resolved = report.schedule else {
             for diagnostic in report.diagnostics { printError(diagnostic.description) }
             throw ExitCode(report.exitStatus)

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Config
 import Scheduling
+import ShowRunner
 
 /// `vitrine validate FILE`: checks a schedule's (or a configuration file's) syntax and meaning and
 /// lists every problem.
@@ -49,7 +50,7 @@ struct ValidateCommand: AsyncParsableCommand {
     }
 
     private func validate(schedule file: String) async throws {
-        let report = ScheduleValidator.validate(path: file, inspector: await ScheduleMediaProbe.inspector(forSchedule: file))
+        let report = ScheduleValidator.validate(path: file, inspector: await ScheduleLoader.inspector(forSchedule: file, opening: .everything))
         if !quiet {
             for diagnostic in report.diagnostics { print(diagnostic.description) }
             let errors = report.errorCount

@@ -140,6 +140,39 @@ struct ScheduleCommandsTests {
         #expect(demo.status == 0, "\(demo.output)")
     }
 
+    @Test("validate decodes stills: a damaged picture, as an item or as an overlay, is refused at its line",
+          .enabled(if: fixturesAvailable, "run scripts/fixtures.sh"))
+    func damagedStills() throws {
+        let fixtures = Self.root.appendingPathComponent("Fixtures/generated").path
+        let file = try Self.temporaryFile("""
+            version = 1
+            fallback = "p"
+            [[playlists.p.items]]
+            video = "\(fixtures)/h264_aac.mp4"
+              [[playlists.p.items.overlays]]
+              image = "damaged-logo.png"
+              rect = [0.1, 0.1, 0.2, 0.2]
+            [[playlists.p.items]]
+            image = "damaged.png"
+            duration = "5s"
+            [[playlists.p.items]]
+            image = "\(fixtures)/cover.png"
+            duration = "5s"
+            """, name: "stills.toml")
+        let folder = file.deletingLastPathComponent()
+        defer { try? FileManager.default.removeItem(at: folder) }
+        // Named like pictures, FFmpeg's image demuxer opens them; no picture decodes from them.
+        try Data("not a picture".utf8).write(to: folder.appendingPathComponent("damaged.png"))
+        try Data((0..<300).map { UInt8(truncatingIfNeeded: $0 &* 37) }).write(to: folder.appendingPathComponent("damaged-logo.png"))
+        let run = try Self.vitrine(["validate", file.path])
+        #expect(run.status == 1, "\(run.output)")
+        let lines = run.output.split(separator: "\n").map(String.init)
+        let path = file.path
+        #expect(lines.contains { $0.hasPrefix("\(path):5:3: error: overlay image") && $0.contains("damaged-logo.png") }, "\(run.output)")
+        #expect(lines.contains { $0.hasPrefix("\(path):8:1: error:") && $0.contains("damaged.png") }, "\(run.output)")
+        #expect(!lines.contains { $0.contains("cover.png") }, "a good picture passes: \(run.output)")
+    }
+
     @Test("validate accepts the layout example; programme lists every zone's item at each change, as JSON and as a table",
           .enabled(if: fixturesAvailable, "run scripts/fixtures.sh"))
     func layoutExample() throws {
