@@ -431,8 +431,7 @@ class BootTest:
         # The player's own account: READY=1 follows its first presented frame. The screendumps can
         # see the programme later than that: a picture still behind the programme after a slow
         # start, or a dump taken between two pictures, matches no moment of it yet.
-        active = self.guest.shell("systemctl show -P ActiveEnterTimestampMonotonic vitrine.service").strip()
-        ready = int(active) / 1e6 - player_start if active.isdigit() and int(active) > 0 else float("nan")
+        ready = self.ready_after(player_start)
         self.figures.append((f"power-on to first frame (TCG, {CPUS} CPUs)", f"{power_on_to_picture:.1f} s: firmware and boot loader "
                              f"{before_kernel:.1f} s, kernel to the player's start {player_start:.1f} s, the player's start "
                              f"to the programme on the screendump {power_on_to_picture - before_kernel - player_start:.1f} s "
@@ -663,6 +662,16 @@ class BootTest:
     def main_pid(self):
         return int(self.guest.shell("systemctl show -P MainPID vitrine.service").strip() or 0)
 
+    def guest_uptime_then(self, command):
+        """Runs `command` in the guest right after reading its monotonic clock (seconds since boot)."""
+        return float(self.guest.shell(f"cut -d' ' -f1 /proc/uptime; {command}").split()[0])
+
+    def ready_after(self, since):
+        """Seconds from the guest's monotonic instant `since` to the player's latest READY=1 (its
+        first frame on screen: the unit goes active then)."""
+        active = self.guest.shell("systemctl show -P ActiveEnterTimestampMonotonic vitrine.service").strip()
+        return int(active) / 1e6 - since if active.isdigit() and int(active) > 0 else float("nan")
+
     def wait_restarted(self, old_pid, end):
         while time.monotonic() < end:
             pid = self.main_pid()
@@ -683,19 +692,9 @@ class BootTest:
         dumped_at, value, shift, media, seconds = self.wait_for_programme(end, "after-kill")
         back = dumped_at - killed_at
         ready = self.ready_after(killed_uptime)
-        self.figures.append(("kill -9 to picture back", f"{back:.1f} s on the screendumps; {ready} to the restarted player's first frame (READY=1) by the guest's clock"))
+        self.figures.append(("kill -9 to picture back", f"{back:.1f} s on the screendumps; {ready:.1f} s to the restarted player's first frame (READY=1) by the guest's clock"))
         return (f"pid {pid} -> {new_pid}; picture back after {back:.1f} s at the programme's position ({shift * 1000:+.0f} ms, {value:.1f} dB); "
-                f"the guest's clock: {ready} from the kill to READY=1")
-
-    def guest_uptime_then(self, command):
-        """Runs `command` in the guest right after reading its monotonic clock (seconds since boot)."""
-        return float(self.guest.shell(f"cut -d' ' -f1 /proc/uptime; {command}").split()[0])
-
-    def ready_after(self, since):
-        """Seconds from the guest's monotonic instant `since` to the player's latest READY=1 (its
-        first frame on screen: the unit goes active then)."""
-        active = self.guest.shell("systemctl show -P ActiveEnterTimestampMonotonic vitrine.service").strip()
-        return f"{int(active) / 1e6 - since:.1f} s" if active.isdigit() and int(active) > 0 else "unknown"
+                f"the guest's clock: {ready:.1f} s from the kill to READY=1")
 
     # --- (e)
     def watchdog(self):
@@ -721,9 +720,9 @@ class BootTest:
             raise Failure(f"the watchdog line is not systemd's: {said}")
         told = time.time() - stopped_at
         self.figures.append(("SIGSTOP to restart / picture back", f"{restarted_after:.1f} s / {back:.1f} s on the screendumps; "
-                             f"{ready} to the restarted player's READY=1 by the guest's clock"))
+                             f"{ready:.1f} s to the restarted player's READY=1 by the guest's clock"))
         return (f"restarted {restarted_after:.1f} s after SIGSTOP (WatchdogSec=30s), picture back after {back:.1f} s "
-                f"(the guest's clock: READY=1 after {ready}), "
+                f"(the guest's clock: READY=1 after {ready:.1f} s), "
                 f"the inspector showed systemd's line after {told:.1f} s; journal: {log.strip().splitlines()[-1]}")
 
     # --- (f)

@@ -9,6 +9,11 @@ import Glibc
 /// other, before the first frame. Those openings are independent, so they run side by side, as
 /// many at a time as the machine has processors (at least two: part of each is waiting for the
 /// storage).
+///
+/// The jobs are Swift tasks of one task group (no thread or lock of its own); a job that blocks
+/// blocks a thread of the cooperative pool: `Asset`'s loads run on Dispatch's global queue and are
+/// awaited, and only the schedule commands' picture decodes (``ScheduleLoader/Probing/everything``,
+/// never the player's loads) run in the task itself.
 public enum ConcurrentProbes {
     /// How many jobs run at once by default: the online processors, at least two.
     public static var defaultWidth: Int {

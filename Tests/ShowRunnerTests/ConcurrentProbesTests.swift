@@ -37,11 +37,12 @@ struct ConcurrentProbesTests {
     @Test("no more than `width` jobs run at once, and they do overlap", arguments: [1, 2, 4])
     func boundedWidth(width: Int) async {
         let occupancy = Occupancy()
+        // One deadline for all the jobs: if they never overlap, the test fails after it, not 24 times it.
+        let deadline = ContinuousClock.now + .seconds(20)
         let answers = await ConcurrentProbes.run(Array(0..<24), key: { $0 }, width: width) { item in
             occupancy.enter(item)
             // Each job waits (as on storage) until `width` have been running at once: they must
             // overlap, or the deadline passes and the peak falls short.
-            let deadline = ContinuousClock.now + .seconds(20)
             while occupancy.peak < width, ContinuousClock.now < deadline { try? await Task.sleep(for: .milliseconds(1)) }
             occupancy.leave()
             return item
