@@ -1,10 +1,11 @@
 @testable import ShowRunner
-import Synchronization
 import Testing
+import Threading
 
-/// How many jobs run at once and how many ran in all.
+/// How many jobs run at once and how many ran in all. Behind `LockedValue`, not
+/// `Synchronization.Mutex`, whose futex ThreadSanitizer cannot see.
 private final class Occupancy: Sendable {
-    private let state = Mutex((running: 0, peak: 0, started: [Int]()))
+    private let state = LockedValue((running: 0, peak: 0, started: [Int]()))
 
     func enter(_ item: Int) {
         state.withLock {
