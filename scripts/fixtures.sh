@@ -115,6 +115,9 @@ open(sys.argv[2], "wb").write(bytes(data))
 PY
 fi
 [ -s "$bad/text.mp4" ] || printf 'This is not a video, it is a note to self.\n' > "$bad/text.mp4"
+# 100 random bytes named .png: FFmpeg's image demuxer opens any file by its name, so only a
+# failed decode tells it is no picture.
+[ -s "$bad/damaged.png" ] || python3 -c 'import random, sys; r = random.Random(7); open(sys.argv[1], "wb").write(bytes(r.randrange(256) for _ in range(100)))' "$bad/damaged.png"
 # An AVI whose video fourcc no decoder knows: demuxable, not decodable. Written as
 # H.264 in AVI, then the fourcc in the stream headers is renamed.
 if [ ! -s "$bad/unsupported.avi" ]; then

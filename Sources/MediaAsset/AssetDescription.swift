@@ -30,9 +30,20 @@ struct AssetDescription: Sendable {
         return formats
     }
 
-    /// Playable when at least one audio or video track (not cover art) can be decoded.
+    /// Playable when at least one audio or video track (not cover art) can be decoded. A still
+    /// picture counts only when FFmpeg could read its size: its image demuxer opens any file by
+    /// its name (100 random bytes called `.png` are a 0×0 PNG track), and opening it decodes the
+    /// one picture, so a picture without a size is one its decoder refused.
     var isPlayable: Bool {
-        tracks.contains { ($0.mediaType == .video && !$0.isAttachedPicture || $0.mediaType == .audio) && $0.isDecodable }
+        let isStill = format.name == "image2" || format.name.hasSuffix("_pipe")
+        return tracks.contains { track in
+            guard track.isDecodable else { return false }
+            switch track.mediaType {
+            case .audio: return true
+            case .video: return !track.isAttachedPicture && (!isStill || track.naturalSize.width > 0 && track.naturalSize.height > 0)
+            default: return false
+            }
+        }
     }
 
     var mediaSelectionGroups: [MediaSelectionGroup] {

@@ -53,9 +53,12 @@ struct ProbeCommand: AsyncParsableCommand {
             let codecs = report.tracks.filter { $0.type == "video" || $0.type == "audio" }.map { track in
                 "\"\(track.codec)\"" + (track.codecTag.map { " with fourcc \"\($0)\"" } ?? "")
             }
+            // A decoder exists, yet nothing plays: a still picture FFmpeg could not read.
+            let unreadable = report.tracks.filter { $0.type == "video" && $0.isDecodable }.map { "(a \"\($0.codec)\" picture FFmpeg could not read the size of)" }
             let error = MediaError(
-                source: asset.source, operation: "cannot play", reason: codecs.isEmpty ? .noSuchTrack : .unsupportedCodec,
-                detail: codecs.isEmpty ? "(no audio or video track)" : codecs.joined(separator: ", "),
+                source: asset.source, operation: "cannot play",
+                reason: codecs.isEmpty ? .noSuchTrack : unreadable.isEmpty ? .unsupportedCodec : .corruptData,
+                detail: codecs.isEmpty ? "(no audio or video track)" : (unreadable.isEmpty ? codecs : unreadable).joined(separator: ", "),
                 ffmpegCode: nil)
             printError("vitrine: \(error)")
             throw ExitCode.failure

@@ -11,6 +11,7 @@ struct BadInputTests {
         ("bad/flipped.mp4", "damaged"),
         ("bad/text.mp4", "Invalid data found when processing input"),
         ("bad/unsupported.avi", "no decoder for the codec"),
+        ("bad/damaged.png", "the media data is damaged or truncated"),
     ]
 
     private func expectOneClearLine(_ output: CommandRunner.Output, naming source: String, cause: String) {
