@@ -119,16 +119,19 @@ struct NetworkTests {
         }
     }
 
-    /// Records a player's time control statuses and stalls as they are announced.
+    /// Records a player's time control statuses and stalls as they are announced, on a queue of
+    /// its own as ``EventRecorder`` does: read on the cooperative pool, two of these tests waiting
+    /// side by side on two cores held both its threads, and neither saw a single event.
     final class StatusRecorder: @unchecked Sendable {
         let statuses = Collector<TimeControlStatus>()
         let stalls = Collector<MediaTime>()
         private var task: Task<Void, Never>?
+        private let executor = QueueTaskExecutor()
 
         init(_ player: Player) {
             let events = player.events
             let statuses = self.statuses, stalls = self.stalls
-            task = Task.detached {
+            task = Task(executorPreference: executor) {
                 for await event in events {
                     switch event {
                     case .timeControlStatusChanged(let status): statuses.append(status)
