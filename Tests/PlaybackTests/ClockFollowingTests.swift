@@ -90,58 +90,6 @@ struct ClockFollowingTests {
         #expect(drifting.drift < -0.000_04 && drifting.drift > -0.000_1, "learned \(drifting.drift * 1e6) ppm")
     }
 
-    @Test("a picture far behind its pin is sought onto it when decoding would take longer than two seeks to make up the lag")
-    func decodeLagDecisions() {
-        let refresh = MediaTime(value: 1, timescale: 60)
-        let latency = Self.seconds(0.3)
-        /// Feeds `watch` a lag starting at `lag` and changing by `pace` seconds per second (negative:
-        /// made up), one refresh at a time for `seconds`; returns after how many seconds it said seek.
-        func run(_ watch: inout DecodeLagWatch, lag: Double, pace: Double, seconds: Double, latency: MediaTime) -> Double? {
-            var host = Self.second
-            for step in 0..<Int(seconds * 60) {
-                let elapsed = Double(step) / 60
-                if watch.shouldSeek(lag: Self.seconds(lag + pace * elapsed), at: host, seekLatency: latency) { return elapsed }
-                host = host + refresh
-            }
-            return nil
-        }
-        // A slow start under emulation: 10 s behind, made up at 0.3 s a second (33 s to go) — seek,
-        // once the pace has been measured for a second.
-        var emulated = DecodeLagWatch()
-        let after = run(&emulated, lag: 10, pace: -0.3, seconds: 5, latency: Self.seconds(3.8))
-        #expect(after.map { $0 >= 1 && $0 < 1.1 } == true, "sought after \(after.map { "\($0)" } ?? "never") s")
-        // A decoder slower than real time: the lag grows — seek.
-        var slow = DecodeLagWatch()
-        let slowSeek = run(&slow, lag: 0.2, pace: 0.4, seconds: 3, latency: latency)
-        #expect(slowSeek != nil)
-        // A seek that landed 1 s short on a machine decoding at 4× real time: made up in a third
-        // of a second, before it is even judged — no seek.
-        var quick = DecodeLagWatch()
-        let quickSeek = run(&quick, lag: 1, pace: -3, seconds: 3, latency: latency)
-        #expect(quickSeek == nil)
-        // 4 s behind, made up at 1.5 s a second: judged after a second, 2.5 s behind, 1.7 s to go
-        // against two 0.3 s seeks and the 1 s floor — seek; at 2.5 s a second (1.5 s behind then,
-        // 0.6 s to go) it is not worth it.
-        var moderate = DecodeLagWatch()
-        let moderateSeek = run(&moderate, lag: 4, pace: -1.5, seconds: 3, latency: latency)
-        #expect(moderateSeek != nil)
-        var brisk = DecodeLagWatch()
-        let briskSeek = run(&brisk, lag: 4, pace: -2.5, seconds: 3, latency: latency)
-        #expect(briskSeek == nil)
-        // Within the threshold (a frame or two behind on a loaded machine): nothing is measured.
-        var onTime = DecodeLagWatch()
-        let onTimeSeek = run(&onTime, lag: 0.09, pace: 0, seconds: 5, latency: latency)
-        #expect(onTimeSeek == nil)
-        #expect(onTime.start == nil)
-        // A lag that comes and goes (bursts of a slow decoder) starts its measurement afresh.
-        var bursts = DecodeLagWatch()
-        let first = bursts.shouldSeek(lag: Self.seconds(0.5), at: Self.second, seekLatency: latency)
-        let gone = bursts.shouldSeek(lag: Self.seconds(0.05), at: Self.second + Self.seconds(0.5), seekLatency: latency)
-        let again = bursts.shouldSeek(lag: Self.seconds(0.5), at: Self.second + Self.seconds(1.2), seekLatency: latency)
-        #expect(!first && !gone && !again)
-        #expect(bursts.start?.host == Self.second + Self.seconds(1.2))
-    }
-
     @Test("the sound joins the picture: it waits for a moving reading, asks for alignment past 1 ms, and gives the clock back when it stalls")
     func audioJoinDecisions() {
         var join = AudioJoin()

@@ -77,9 +77,6 @@ extension EngineState {
         var syncError: MediaTime?
         if running && !needsFirst && phase == .playing && seeks.isEmpty {
             syncError = follow(time: time, audioClock: audioClock, pipeline: pipeline, item: item, tick: tick, wall: wall, into: &effects)
-            catchUpDecoding(pipeline: pipeline, item: item, tick: tick, wall: wall, into: &effects)
-        } else {
-            decodeLag.reset()
         }
 
         // The latest frame whose time has come; earlier ones are dropped, never shown out of order.
@@ -336,22 +333,6 @@ extension EngineState {
             requestSyncSeek(item, reference: reference, error: error, tick: tick, wall: wall, into: &effects)
         }
         return error
-    }
-
-    /// On a pinned timeline, when the decoded picture is far behind the pin and decoding would
-    /// take long to make it up (``DecodeLagWatch``), seeks onto the pin as the follower does.
-    private mutating func catchUpDecoding(
-        pipeline: ItemPipeline, item: PlayerItem, tick: RefreshTick, wall: MediaTime?, into effects: inout EngineEffects
-    ) {
-        guard case .wallClock = sourceClock, syncSeekSince == nil, item.hasVideo, !pipeline.videoDecodeFinished,
-              let reference = pin?.reference(atHost: tick.hostTime, wall: wall, rate: clock.rate), clock.rate == 1,
-              let decoded = pipeline.withVideoFrames({ $0.last?.end }) ?? handedEnd
-        else {
-            decodeLag.reset()
-            return
-        }
-        guard decodeLag.shouldSeek(lag: reference - decoded, at: tick.hostTime, seekLatency: seekLatency) else { return }
-        requestSyncSeek(item, reference: reference, error: decoded - reference, tick: tick, wall: wall, into: &effects)
     }
 
     /// Seeks `item` to where the pinned `reference` will be once the seek has shown its first

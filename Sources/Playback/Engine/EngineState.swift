@@ -110,8 +110,6 @@ struct EngineState {
     var syncSeekSince: MediaTime?
     /// How long a seek takes to show its first frame (the follower seeks that far ahead).
     var seekLatency = MediaTime(value: 3, timescale: 10)
-    /// How far the decoded picture is behind the pin, and whether seeking there beats decoding there.
-    var decodeLag = DecodeLagWatch()
     /// The adjustment handed to the current item's audio (resampling), to hand it on only changes.
     var audioCompensation: Double = 0
     /// ``Player/preroll(atRate:completionHandler:)`` calls waiting for the current item.
