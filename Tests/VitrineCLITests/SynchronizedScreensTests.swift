@@ -174,6 +174,16 @@ struct SynchronizedScreensTests {
         // 1 ms); what this proves is that two screens sound as one through a sound server too, far
         // inside a frame (40 ms) and below an echo.
         let sorted = lags.map(abs).sorted()
+        if lags.contains(where: { abs($0) > 3.0 }) {
+            // Once, under the whole suite, the screens drifted 15-20 ms apart and back (alone and
+            // under CPU load they stay within 2 ms): what each player logged says why next time.
+            for device in ["left", "right"] {
+                let events = (try? Self.records("\(directory)/\(device).jsonl"))?.filter { $0["type"] as? String == "event" } ?? []
+                let lines = events.compactMap { try? JSONSerialization.data(withJSONObject: $0, options: [.sortedKeys]) }
+                print("\(device) screen's events:\n" + lines.map { String(decoding: $0, as: UTF8.self) }.joined(separator: "\n"))
+                print("\(device) screen's log:\n" + ((try? String(contentsOfFile: "\(directory)/\(device).err", encoding: .utf8)) ?? ""))
+            }
+        }
         #expect(sorted[(sorted.count - 1) / 2] <= 3.0, "the screens' sound is typically \(sorted[(sorted.count - 1) / 2]) ms apart: \(lags)")
         for lag in lags { #expect(abs(lag) <= 8.0, "the screens' sound is \(lag) ms apart") }
     }
