@@ -86,6 +86,8 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
         var plans: [ObjectIdentifier: ItemPlan] = [:]
         var current: ObjectIdentifier?
         var plan: ItemPlan?
+        /// The item whose sound settings took effect ahead of its first refresh (not again then).
+        var soundSettled: ObjectIdentifier?
         var shown: [Int: OverlayID] = [:]
         /// A ticker's moving line: its overlay, its offset and when it started running.
         var tickers: [Int: (line: OverlayID, offset: Int, since: MediaTime)] = [:]
@@ -121,6 +123,21 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
     }
 
     func attach(_ player: QueuePlayer) { state.withLock { $0.player = player } }
+
+    /// Applies the sound settings (volume, mute) of `item`, just made current, at once rather than
+    /// at the display's next refresh: the sound of a queue just built can start before the display
+    /// asks for a picture — a display still bringing up its renderer (seconds under emulation)
+    /// asks nothing — and would meanwhile play at the last item's volume. The picture's settings
+    /// follow at the refresh, as before.
+    func soundSettingsTakeEffect(for item: PlayerItem) {
+        let id = ObjectIdentifier(item)
+        let plan: ItemPlan? = state.withLock { state in
+            guard let plan = state.plans[id] else { return nil }
+            state.soundSettled = id
+            return plan
+        }
+        if let plan { onItemChange(plan) }
+    }
 
     /// Registers what to do while `item` plays (before it is queued).
     func setPlan(_ plan: ItemPlan, for item: PlayerItem) { state.withLock { $0.plans[ObjectIdentifier(item)] = plan } }
@@ -170,8 +187,9 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
                 state.plan = state.plans[id]
                 if let plan = state.plan {
                     if let video = output.videoLayer, video.videoGravity != plan.gravity { video.videoGravity = plan.gravity }
-                    changedPlan = plan
+                    if state.soundSettled != id { changedPlan = plan }
                 }
+                state.soundSettled = nil
             }
             guard let plan = state.plan else { return }
             // The item's media time at this refresh.

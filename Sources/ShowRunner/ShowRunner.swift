@@ -479,6 +479,7 @@ public final class ShowRunner: @unchecked Sendable {
         fallbackRun = nil
         if let made = makeItem(state) {
             player.replaceCurrentItem(with: made)
+            gate.soundSettingsTakeEffect(for: made)
             tailEnd = placements[ObjectIdentifier(made)]?.end
             if alone { probation = ObjectIdentifier(made) }
         } else {
