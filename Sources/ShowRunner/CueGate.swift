@@ -74,7 +74,8 @@ struct ItemPlan: Sendable {
 /// would appear a refresh or more late. The gate instead sees each frame as the display takes it, before
 /// it is drawn, adds the overlay to the display's layers in that same refresh (the display applies layer
 /// changes after asking its source), and logs `overlay-shown` with the frame's time once the display
-/// reports it presented. Item changes, gravity and volume switch on the first frame of the new item.
+/// reports it presented. Item changes, gravity and volume switch on the first frame of the new item
+/// (the volume of an item the show's queue starts with, a cut-over's, at once: ``soundSettingsTakeEffect(for:)``).
 ///
 /// The show's player shows through a gate in the display's root layer; each other zone of a layout
 /// through a gate of its own in the zone's ``PlayerLayer`` (overlays go on the display's layers,
