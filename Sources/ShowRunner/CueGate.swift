@@ -106,6 +106,9 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
     private let layers: LayerStack
     private let log: ShowLog
     private let state = LockedValue(State())
+    /// Applies an item's sound settings. Called holding `state`'s lock — from the render thread at an
+    /// item's first refresh, from the show's queue when it builds a queue — so the two reach the
+    /// sound in the order they were decided; it must not call back into the gate.
     private let onItemChange: @Sendable (ItemPlan) -> Void
 
     init(display: any Display, log: ShowLog, onItemChange: @escaping @Sendable (ItemPlan) -> Void) {
@@ -132,12 +135,11 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
     /// follow at the refresh, as before.
     func soundSettingsTakeEffect(for item: PlayerItem) {
         let id = ObjectIdentifier(item)
-        let plan: ItemPlan? = state.withLock { state in
-            guard let plan = state.plans[id] else { return nil }
+        state.withLock { state in
+            guard let plan = state.plans[id] else { return }
             state.soundSettled = id
-            return plan
+            onItemChange(plan)
         }
-        if let plan { onItemChange(plan) }
     }
 
     /// Registers what to do while `item` plays (before it is queued).
@@ -178,7 +180,6 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
             return content
         }
         let id = ObjectIdentifier(item)
-        var changedPlan: ItemPlan?
         var immediate: [(PresentationEvent.Kind, String, MediaTime)] = []
         state.withLock { state in
             if state.current != id {
@@ -188,7 +189,7 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
                 state.plan = state.plans[id]
                 if let plan = state.plan {
                     if let video = output.videoLayer, video.videoGravity != plan.gravity { video.videoGravity = plan.gravity }
-                    if state.soundSettled != id { changedPlan = plan }
+                    if state.soundSettled != id { onItemChange(plan) }
                 }
                 state.soundSettled = nil
             }
@@ -232,7 +233,6 @@ final class CueGate: VideoSink, VideoFrameSource, PacedFrameSource, Sendable {
             }
         }
         moveTickers(at: tick, layers: layers)
-        if let changedPlan { onItemChange(changedPlan) }
         for (kind, label, time) in immediate { log.event(kind, time: time, at: tick.hostTime, detail: label) }
         return content
     }
