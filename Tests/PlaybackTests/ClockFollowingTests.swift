@@ -118,6 +118,26 @@ struct ClockFollowingTests {
         #expect(!join.isJoined)
     }
 
+    @Test("the sound joins only a device seen consuming: not on one reading past the first sample, nor on one that crawls")
+    func audioJoinWaitsForAConsumingDevice() {
+        var join = AudioJoin()
+        let host = Self.second
+        // A sound server starting: the first reading, extrapolated from its first report, is
+        // already past the first sample and matches the picture…
+        let first = AudioClockReading(mediaTime: Self.seconds(0.038), hostTime: host)
+        #expect(join.update(reading: first, heard: Self.seconds(0.038), picture: Self.seconds(0.038), firstSample: .zero, at: host)
+            == .useDisplay)
+        // …then stands nearly still while the device fills its buffer (1.7 ms in 40 ms).
+        let crawl = AudioClockReading(mediaTime: Self.seconds(0.0397), hostTime: host + Self.seconds(0.04))
+        #expect(join.update(reading: crawl, heard: Self.seconds(0.0397), picture: Self.seconds(0.078), firstSample: .zero, at: host + Self.seconds(0.04))
+            == .useDisplay)
+        // Consuming now, 38 ms behind the picture: shifted, not taken as it is.
+        let steady = AudioClockReading(mediaTime: Self.seconds(0.0797), hostTime: host + Self.seconds(0.08))
+        #expect(join.update(reading: steady, heard: Self.seconds(0.0797), picture: Self.seconds(0.118), firstSample: .zero, at: host + Self.seconds(0.08))
+            == .align(to: Self.seconds(0.118)))
+        #expect(!join.isJoined)
+    }
+
     // MARK: A late sound device
 
     @Test("a sound device that starts 1.5 s late: the first frame shows at once, the picture moves, the sound joins it in step")

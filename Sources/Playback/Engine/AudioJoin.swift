@@ -71,9 +71,19 @@ struct AudioJoin {
     mutating func update(
         reading: AudioClockReading, heard: MediaTime, picture: MediaTime?, firstSample: MediaTime, at host: MediaTime
     ) -> Decision {
-        // The device consumes when its reading moved since the last refresh, or (first look) when
-        // it is already past the first sample.
+        // A joined device plays on while its reading moves at all.
         let moving = lastReading.map { reading.mediaTime > $0.mediaTime } ?? (reading.mediaTime > firstSample)
+        // A device that is to join must be seen consuming: its reading moved, since the last one,
+        // by at least half the host time between them. A reading is extrapolated from the
+        // device's last report and never goes back, so a device that is only starting (a sound
+        // server still filling its buffer) can show a reading ahead of what is heard that then
+        // stands nearly still; joining on it put the sound one refresh (~40 ms) behind the
+        // picture, to be eased out over seconds. One look, or a crawl, is not enough.
+        let consuming = lastReading.map { last in
+            let elapsed = reading.hostTime - last.hostTime
+            let advance = reading.mediaTime - last.mediaTime
+            return elapsed > .zero && advance + advance >= elapsed
+        } ?? false
         if lastReading?.mediaTime != reading.mediaTime || lastMoved == nil { lastMoved = host }
         lastReading = reading
         switch phase {
@@ -85,10 +95,10 @@ struct AudioJoin {
             }
             return .useAudio
         case .waiting:
-            guard moving else { return .useDisplay }
+            guard consuming else { return .useDisplay }
             return check(heard: heard, picture: picture, at: host, attempts: 0)
         case .aligning(let since, let attempts):
-            guard moving, host - since >= AudioJoin.settleTime else { return .useDisplay }
+            guard consuming, host - since >= AudioJoin.settleTime else { return .useDisplay }
             return check(heard: heard, picture: picture, at: host, attempts: attempts)
         }
     }
