@@ -136,6 +136,9 @@ struct ClockFollowingTests {
         #expect(join.update(reading: steady, heard: Self.seconds(0.0797), picture: Self.seconds(0.118), firstSample: .zero, at: host + Self.seconds(0.08))
             == .align(to: Self.seconds(0.118)))
         #expect(!join.isJoined)
+        // Sound that comes before the picture has a timeline starts it: one look is enough.
+        var soundFirst = AudioJoin()
+        #expect(soundFirst.update(reading: first, heard: Self.seconds(0.038), picture: nil, firstSample: .zero, at: host) == .useAudio)
     }
 
     // MARK: A late sound device

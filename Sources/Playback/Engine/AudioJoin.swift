@@ -73,12 +73,13 @@ struct AudioJoin {
     ) -> Decision {
         // A joined device plays on while its reading moves at all.
         let moving = lastReading.map { reading.mediaTime > $0.mediaTime } ?? (reading.mediaTime > firstSample)
-        // A device that is to join must be seen consuming: its reading moved, since the last one,
-        // by at least half the host time between them. A reading is extrapolated from the
-        // device's last report and never goes back, so a device that is only starting (a sound
-        // server still filling its buffer) can show a reading ahead of what is heard that then
-        // stands nearly still; joining on it put the sound one refresh (~40 ms) behind the
-        // picture, to be eased out over seconds. One look, or a crawl, is not enough.
+        // To join a picture's timeline, a device must be seen consuming: its reading moved, since
+        // the last one, by at least half the host time between them. A reading is extrapolated
+        // from the device's last report and never goes back, so a device that is only starting
+        // (a sound server still filling its buffer) can show a reading ahead of what is heard that
+        // then stands nearly still; joining on it put the sound one refresh (~40 ms) behind the
+        // picture, to be eased out over seconds. One look, or a crawl, is not enough. (With no
+        // picture timeline yet the sound starts it, and the picture follows whatever it does.)
         let consuming = lastReading.map { last in
             let elapsed = reading.hostTime - last.hostTime
             let advance = reading.mediaTime - last.mediaTime
@@ -95,7 +96,7 @@ struct AudioJoin {
             }
             return .useAudio
         case .waiting:
-            guard consuming else { return .useDisplay }
+            guard picture == nil ? moving : consuming else { return .useDisplay }
             return check(heard: heard, picture: picture, at: host, attempts: 0)
         case .aligning(let since, let attempts):
             guard consuming, host - since >= AudioJoin.settleTime else { return .useDisplay }
