@@ -71,7 +71,8 @@ struct AudioJoin {
     mutating func update(
         reading: AudioClockReading, heard: MediaTime, picture: MediaTime?, firstSample: MediaTime, at host: MediaTime
     ) -> Decision {
-        // A joined device plays on while its reading moves at all.
+        // Moving at all: enough for a joined device to play on, and for sound that comes before
+        // the picture has a timeline to start one (first look: already past the first sample).
         let moving = lastReading.map { reading.mediaTime > $0.mediaTime } ?? (reading.mediaTime > firstSample)
         // To join a picture's timeline, a device must be seen consuming: its reading moved, since
         // the last one, by at least half the host time between them. A reading is extrapolated
