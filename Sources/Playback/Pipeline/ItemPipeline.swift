@@ -28,9 +28,9 @@ struct DecodedVideoFrame: Sendable {
 }
 
 /// What became of a decoded frame or buffer offered to the pipeline's queue.
-private enum PushOutcome {
-    /// Queued for the engine.
-    case queued
+private enum PushOutcome: Equatable {
+    /// Queued for the engine; `full` when the queue is at its capacity with it.
+    case queued(full: Bool = false)
     /// Not queued: a seek made it stale, or it ends before an exact seek's target.
     case dropped
     /// At or past the item's out point: the stream is done for this serial.
@@ -81,6 +81,9 @@ final class ItemPipeline: Sendable {
     static let maxQueuedDuration = MediaTime(value: 2, timescale: 1)
     /// The decoded video queue: a few frames, enough to ride out a slow decode.
     static let videoFrameCapacity = 4
+    /// A decoder on one thread that filled the decoded queue waits until what is left in it plays
+    /// for no more than this (and at least one frame is left), then fills it again in one burst.
+    static let videoRefillMargin = MediaTime(value: 40, timescale: 1000)
     /// The decoded audio queue, by duration.
     static let audioBufferedDuration = MediaTime(value: 1, timescale: 4)
 
@@ -181,8 +184,9 @@ final class ItemPipeline: Sendable {
     let lock: ConditionLock<Shared, Waiter>
     private let interruption = IOInterruption()
 
-    /// Video decoding threads (0 = FFmpeg's choice, frame threading).
-    let videoThreadCount: Int
+    /// Video decoding threads (0 = FFmpeg's choice, frame threading), or nil for one thread while
+    /// it keeps up with ease and frame threads from a keyframe on once not (``VideoStreamDecoder``).
+    let videoThreadCount: Int?
     /// How many nice steps below the thread that starts it the pipeline's threads run (0: the
     /// same). See ``playbackNiceSteps``.
     let niceSteps: Int32
@@ -199,7 +203,7 @@ final class ItemPipeline: Sendable {
     let stillImageDuration: MediaTime?
 
     init(
-        source: String, audioFormat: AudioFormat, audioEnabled: Bool, videoThreadCount: Int = 0, niceSteps: Int32 = 0,
+        source: String, audioFormat: AudioFormat, audioEnabled: Bool, videoThreadCount: Int? = nil, niceSteps: Int32 = 0,
         stillImageDuration: MediaTime? = nil, endTime: MediaTime? = nil, onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.source = source
@@ -439,8 +443,8 @@ final class ItemPipeline: Sendable {
         var setupError: MediaError?
         var audioError: MediaError?
         if let index = streams.videoStream {
-            // Frame threading on as many threads as FFmpeg chooses.
-            do { videoDecoder = try Decoder(demuxer: opened, stream: index, threadCount: videoThreadCount) } catch { setupError = error }
+            // One thread to start with (the video thread may move to frame threads), unless told.
+            do { videoDecoder = try Decoder(demuxer: opened, stream: index, threadCount: videoThreadCount ?? 1) } catch { setupError = error }
         }
         if let index = streams.audioStream {
             do { audioDecoder = try Decoder(demuxer: opened, stream: index, threadCount: 1) } catch {
@@ -474,10 +478,10 @@ final class ItemPipeline: Sendable {
             state.info = pipelineInfo
             if videoDecoder != nil, audioDecoder != nil, let video = streams.videoStream { state.audioEndTime = opened.streamEnd(video) }
             do throws(ThreadStartError) {
-                if let videoDecoder {
+                if let videoDecoder, let index = streams.videoStream {
                     let converter = VideoFrameConverter(rotation: streams.rotation, sampleAspectRatio: streams.sampleAspectRatio)
                     state.decodeThreads.append(try NamedThread.start(name: "vitrine-video") { [self] in
-                        videoDecodeLoop(videoDecoder, converter: converter, startTime: startTime, frameDuration: streams.nominalFrameDuration)
+                        videoDecodeLoop(videoDecoder, stream: index, converter: converter, startTime: startTime, frameDuration: streams.nominalFrameDuration)
                     })
                 }
                 if let audioDecoder {
@@ -632,8 +636,21 @@ final class ItemPipeline: Sendable {
         }
     }
 
-    private func videoDecodeLoop(_ decoder: Decoder, converter: VideoFrameConverter, startTime: MediaTime, frameDuration nominalDuration: MediaTime) {
+    private func videoDecodeLoop(
+        _ opened: Decoder, stream index: Int, converter: VideoFrameConverter, startTime: MediaTime, frameDuration nominalDuration: MediaTime
+    ) {
+        let decoder = VideoStreamDecoder(opened, adaptive: videoThreadCount == nil, nominalFrameDuration: nominalDuration) { [self] threads throws(MediaError) in
+            guard let stream = lock.withLock({ $0.input?.stream(at: index) }) else {
+                throw MediaError.playback(source, "cannot decode", .other, detail: "(the input is closed)")
+            }
+            return try Decoder(stream: stream, source: source, threadCount: threads)
+        }
         var cursor = DecoderCursor()
+        // Whether the last frame filled the decoded queue: a decoder on one thread (a stream it
+        // decodes in well under a frame's time) then waits until the queue is down to
+        // ``videoRefillMargin`` of frames and decodes the next ones in one burst, with its caches
+        // warm, instead of waking for each frame shown. A frame-threaded decoder keeps it full.
+        var filled = false
         // One frame box per decoded picture (it becomes the VideoFrame's storage), not per
         // receive call: the call that answers "needs input" reuses it.
         var box = Frame()
@@ -668,8 +685,13 @@ final class ItemPipeline: Sendable {
                 let converted = converter.convert(decoded, presentationTime: pts, duration: frameDuration)
                 PlaybackStatistics.videoFrameDecoded(in: busy + (clock.now() - began))
                 guard let frame = converted else { continue }
-                switch push(video: frame, serial: cursor.serial) {
-                case .queued, .dropped: continue
+                let resumeBelow = filled && !decoder.isFrameThreaded
+                    ? ItemPipeline.refillLevel(frameDuration: frameDuration) + 1 : ItemPipeline.videoFrameCapacity
+                switch push(video: frame, serial: cursor.serial, resumeBelow: resumeBelow) {
+                case .queued(let full):
+                    filled = full
+                    continue
+                case .dropped: continue
                 case .stopping: return
                 case .pastEnd:
                     // The out point: this stream ends here, as at the end of the input.
@@ -695,16 +717,24 @@ final class ItemPipeline: Sendable {
 
     /// A decoded frame's time in the item: its best-effort timestamp, else where the previous
     /// frame ended, else zero.
-    private func presentationTime(of box: Frame, decoder: Decoder, cursor: DecoderCursor, startTime: MediaTime) -> MediaTime {
+    private func presentationTime(of box: Frame, decoder: some StreamDecoding, cursor: DecoderCursor, startTime: MediaTime) -> MediaTime {
         let stamped = decoder.time(box.bestEffortTimestamp)
         let pts = stamped.isValid ? itemTime(stamped, startTime: startTime) : cursor.nextPTS
         return pts.isNumeric ? pts : .zero
     }
 
-    /// Queues a frame decoded under `serial`, waiting for room.
-    private func push(video frame: VideoFrame, serial: Int) -> PushOutcome {
+    /// How many frames of `frameDuration` may be left in a full queue before a decoder on one
+    /// thread fills it again: what plays for ``videoRefillMargin``, at least one and fewer than the capacity.
+    static func refillLevel(frameDuration: MediaTime) -> Int {
+        guard frameDuration.isNumeric, frameDuration > .zero else { return videoFrameCapacity - 1 }
+        let frames = Int((videoRefillMargin.seconds / frameDuration.seconds).rounded(.down))
+        return min(max(frames, 1), videoFrameCapacity - 1)
+    }
+
+    /// Queues a frame decoded under `serial`, waiting until fewer than `resumeBelow` frames are queued.
+    private func push(video frame: VideoFrame, serial: Int, resumeBelow: Int) -> PushOutcome {
         let outcome: PushOutcome = lock.withLock(waitingFor: .videoRoom, until: { state in
-            state.stopping || state.serial != serial || state.videoFrames.count < ItemPipeline.videoFrameCapacity
+            state.stopping || state.serial != serial || state.videoFrames.count < resumeBelow
         }) { state in
             if state.stopping { return .stopping }
             guard state.serial == serial else { return .dropped }
@@ -712,9 +742,9 @@ final class ItemPipeline: Sendable {
             let decoded = DecodedVideoFrame(frame: frame, serial: serial, endTime: state.endTime)
             if let discardBefore = state.discardBefore, decoded.end <= discardBefore { return .dropped }
             state.videoFrames.append(decoded)
-            return .queued
+            return .queued(full: state.videoFrames.count >= ItemPipeline.videoFrameCapacity)
         }
-        if outcome == .queued {
+        if case .queued = outcome {
             lock.broadcast(.consumer)
             checkReady()
         }
@@ -784,9 +814,9 @@ final class ItemPipeline: Sendable {
             state.audioBufferedDuration = state.audioBufferedDuration + buffer.duration
             // The buffer that reaches the out point (or the video's end) is the stream's last.
             if let end = cut, buffer.presentationTime + buffer.duration >= end { return .pastEnd }
-            return .queued
+            return .queued()
         }
-        if outcome == .queued || outcome == .pastEnd {
+        if outcome == .queued() || outcome == .pastEnd {
             lock.broadcast(.consumer)
             checkReady()
         }
@@ -822,18 +852,18 @@ struct DecoderCursor {
     }
 
     /// Sends a packet, first flushing the decoder when the packet starts a newer serial.
-    mutating func send(_ packet: QueuedPacket, to decoder: Decoder) {
+    mutating func send(_ packet: QueuedPacket, to decoder: some StreamDecoding) {
         if packet.serial != serial {
             decoder.flush()
             serial = packet.serial
             nextPTS = .invalid
             failures.reset()
         }
-        do { _ = try decoder.send(packet.packet) } catch { failures.note(error) }
+        do { _ = try decoder.send(packet.packet) } catch { failures.note(error, at: decoder.time(packet.packet.pts)) }
     }
 
     /// Puts the decoder in draining mode for the end of input at `drainSerial`.
-    mutating func drain(_ decoder: Decoder, serial drainSerial: Int) {
+    mutating func drain(_ decoder: some StreamDecoding, serial drainSerial: Int) {
         if serial != drainSerial {
             decoder.flush()
             serial = drainSerial
@@ -843,10 +873,15 @@ struct DecoderCursor {
 
     /// Receives the next frame into `box`: `true` when there is one, `false` when the decoder
     /// needs input, has drained (it is then flushed for reuse) or failed (the error is noted).
-    mutating func receive(from decoder: Decoder, into box: Frame) -> Bool {
+    mutating func receive(from decoder: some StreamDecoding, into box: Frame) -> Bool {
         do {
             switch try decoder.receive(into: box) {
             case .frame:
+                // A frame decoded from a packet sent before the run of failures began (a decoder
+                // holds a few for reordering, and gives them when drained) does not end the run.
+                if let since = failures.since, case let pts = decoder.time(box.bestEffortTimestamp), pts.isValid, pts < since {
+                    return true
+                }
                 failures.reset()
                 return true
             case .needsInput:
@@ -863,17 +898,21 @@ struct DecoderCursor {
     }
 }
 
-/// The decode errors of one stream since its last decoded frame. A decoder that rejects every
-/// packet from some point to the end of input leaves the item unable to play to its end; a
-/// short run of damaged packets that the decoder gets past is only concealed or skipped.
+/// The decode errors of one stream since its last decoded frame (of a packet at or after the
+/// first of them). A decoder that rejects every packet from some point to the end of input
+/// leaves the item unable to play to its end; a short run of damaged packets that the decoder
+/// gets past is only concealed or skipped.
 struct DecodeFailures {
     /// Packets rejected in a row, up to the end of input, that make the stream a failure.
     static let threshold = 25
 
     private(set) var count = 0
     private(set) var last: MediaError?
+    /// The timestamp of the run's first rejected packet, when it had one.
+    private(set) var since: MediaTime?
 
-    mutating func note(_ error: MediaError) {
+    mutating func note(_ error: MediaError, at pts: MediaTime = .invalid) {
+        if count == 0 && pts.isValid { since = pts }
         count += 1
         last = error
     }
@@ -881,6 +920,7 @@ struct DecodeFailures {
     mutating func reset() {
         count = 0
         last = nil
+        since = nil
     }
 
     /// The error to report when the input ends now.
