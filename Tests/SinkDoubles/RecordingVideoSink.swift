@@ -45,6 +45,11 @@ public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
     /// Every change of the subtitle shown.
     public var subtitleChanges: [SubtitleChange] { subtitleLog.withLock { $0 } }
     private var sequence: UInt64 = 0
+    private let unansweredWaits = LockedValue(0)
+
+    /// Refreshes that ran after waiting the bound (10 s) for data the engine said was on its way:
+    /// the engine waited for something that never came. Zero in a healthy run.
+    public var pacingTimeouts: Int { unansweredWaits.withLock { $0 } }
 
     public init(clock: ManualClock, refreshInterval: MediaTime = MediaTime(value: 1, timescale: 60), outputSize: (width: Int, height: Int) = (1920, 1080)) {
         self.clock = clock
@@ -106,6 +111,7 @@ public final class RecordingVideoSink: VideoSink, @unchecked Sendable {
                 usleep(500)
                 waited += 1
             }
+            if waited == 20_000 { unansweredWaits.withLock { $0 += 1 } }
         }
         let tick = RefreshTick(sequence: sequence, hostTime: clock.now())
         if let current {

@@ -398,6 +398,7 @@ extension EngineState {
             // display clock held.
             let pinned = phase.needsFirstFrame && snapsToPin ? pin?.reference(atHost: now, wall: wallTime(at: now), rate: clock.rate) : nil
             if count < ItemPipeline.videoFrameCapacity, let due = pinned ?? clock.displayTime(at: now), let newest, newest <= due {
+                pipeline.wantVideoFrames()  // a decoder refilling in bursts would wait for the queue to run low
                 return true
             }
         }

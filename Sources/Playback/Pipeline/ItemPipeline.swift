@@ -124,6 +124,9 @@ final class ItemPipeline: Sendable {
         var videoFinishedSerial = -1
         var audioFinishedSerial = -1
         var videoFrames = Deque<DecodedVideoFrame>()
+        /// The engine waits for the decoded queue to fill (manual pacing): a decoder refilling in
+        /// bursts decodes now instead of waiting for the queue to run low. Cleared when it is full.
+        var videoWanted = false
         /// Decoded, resampled audio, of the current serial only (a seek empties it, a stale buffer is never added).
         var audioBuffers = Deque<AudioBuffer>()
         var audioBufferedDuration = MediaTime.zero
@@ -291,6 +294,17 @@ final class ItemPipeline: Sendable {
         }
         if changed { lock.broadcast(.videoRoom) }
         return result
+    }
+
+    /// Someone waits for the decoded queue to fill (the engine under manual pacing, which shows a
+    /// frame only once every frame that may be due is decoded): a decoder that refills in bursts
+    /// fills it now rather than when it runs low.
+    func wantVideoFrames() {
+        let changed = lock.withLock { state in
+            defer { state.videoWanted = true }
+            return !state.videoWanted
+        }
+        if changed { lock.broadcast(.videoRoom) }
     }
 
     /// Why reading stopped before the end of the input, if it did.
@@ -735,6 +749,7 @@ final class ItemPipeline: Sendable {
     private func push(video frame: VideoFrame, serial: Int, resumeBelow: Int) -> PushOutcome {
         let outcome: PushOutcome = lock.withLock(waitingFor: .videoRoom, until: { state in
             state.stopping || state.serial != serial || state.videoFrames.count < resumeBelow
+                || (state.videoWanted && state.videoFrames.count < ItemPipeline.videoFrameCapacity)
         }) { state in
             if state.stopping { return .stopping }
             guard state.serial == serial else { return .dropped }
@@ -742,7 +757,9 @@ final class ItemPipeline: Sendable {
             let decoded = DecodedVideoFrame(frame: frame, serial: serial, endTime: state.endTime)
             if let discardBefore = state.discardBefore, decoded.end <= discardBefore { return .dropped }
             state.videoFrames.append(decoded)
-            return .queued(full: state.videoFrames.count >= ItemPipeline.videoFrameCapacity)
+            let full = state.videoFrames.count >= ItemPipeline.videoFrameCapacity
+            if full { state.videoWanted = false }
+            return .queued(full: full)
         }
         if case .queued = outcome {
             lock.broadcast(.consumer)
