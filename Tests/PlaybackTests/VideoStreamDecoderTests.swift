@@ -50,12 +50,7 @@ struct VideoStreamDecoderTests {
         let clip = try makeClip(encoder: ["-c:v", "libx264", "-bf", "3", "-x264-params", "keyint=12:min-keyint=12:scenecut=0"])
         defer { try? FileManager.default.removeItem(atPath: clip) }
         let reference = try decode(clip, adaptive: false, moveAfterPacket: nil)
-        let demuxer = try Demuxer(source: clip)
-        let index = try #require(demuxer.playbackStreams().videoStream)
-        let decoder = VideoStreamDecoder(
-            try Decoder(stream: demuxer.stream(at: index), source: clip, threadCount: 1), adaptive: true,
-            nominalFrameDuration: MediaTime(value: 1, timescale: 25)
-        ) { threads throws(MediaError) in try Decoder(stream: demuxer.stream(at: index), source: clip, threadCount: threads) }
+        let (demuxer, index, decoder) = try open(clip, adaptive: true)
         let packet = Packet()
         for _ in 0..<10 {
             _ = try demuxer.read(into: packet)
@@ -83,13 +78,19 @@ struct VideoStreamDecoderTests {
         return path
     }
 
-    private func decode(_ clip: String, adaptive: Bool, moveAfterPacket: Int?) throws -> (pictures: [Picture], frameThreaded: Bool) {
+    /// The clip's demuxer, its video stream and a decoder of it on one thread.
+    private func open(_ clip: String, adaptive: Bool) throws -> (Demuxer, Int, VideoStreamDecoder) {
         let demuxer = try Demuxer(source: clip)
         let index = try #require(demuxer.playbackStreams().videoStream)
         let decoder = VideoStreamDecoder(
             try Decoder(stream: demuxer.stream(at: index), source: clip, threadCount: 1), adaptive: adaptive,
             nominalFrameDuration: MediaTime(value: 1, timescale: 25)
         ) { threads throws(MediaError) in try Decoder(stream: demuxer.stream(at: index), source: clip, threadCount: threads) }
+        return (demuxer, index, decoder)
+    }
+
+    private func decode(_ clip: String, adaptive: Bool, moveAfterPacket: Int?) throws -> (pictures: [Picture], frameThreaded: Bool) {
+        let (demuxer, index, decoder) = try open(clip, adaptive: adaptive)
         let pictures = try drain(demuxer, stream: index, into: decoder, moveAfterPacket: moveAfterPacket)
         return (pictures, decoder.isFrameThreaded)
     }
