@@ -36,13 +36,17 @@ struct VideoStreamDecoderTests {
         #expect(same, "\(name): \(firstDifference(moved.pictures, reference.pictures))")
     }
 
-    @Test("a stream decoded many times faster than real time stays on one thread")
-    func cheapStreamStays() throws {
-        let clip = try makeClip(encoder: ["-c:v", "libx264", "-bf", "3"])
+    @Test("a stream decoded in a tenth of each frame's time stays on one thread; at half of it, it moves, exactly")
+    func loadDecides() throws {
+        let clip = try makeClip(encoder: ["-c:v", "libx264", "-bf", "3", "-x264-params", "keyint=12:min-keyint=12:scenecut=0:open-gop=1"])
         defer { try? FileManager.default.removeItem(atPath: clip) }
-        let decoded = try decode(clip, adaptive: true, moveAfterPacket: nil)
+        let decoded = try decode(clip, adaptive: true, moveAfterPacket: nil, load: 0.1)
         #expect(decoded.pictures.count == 75)
         #expect(!decoded.frameThreaded)
+        let heavy = try decode(clip, adaptive: true, moveAfterPacket: nil, load: 0.5)
+        #expect(heavy.frameThreaded)
+        let same = heavy.pictures == decoded.pictures
+        #expect(same, "\(firstDifference(heavy.pictures, decoded.pictures))")
     }
 
     @Test("a move asked for before a flush (a seek) is made at the flush, and decoding goes on from there")
@@ -83,20 +87,24 @@ struct VideoStreamDecoderTests {
         let demuxer = try Demuxer(source: clip)
         let index = try #require(demuxer.playbackStreams().videoStream)
         let decoder = VideoStreamDecoder(
-            try Decoder(stream: demuxer.stream(at: index), source: clip, threadCount: 1), adaptive: adaptive,
-            nominalFrameDuration: MediaTime(value: 1, timescale: 25)
+            try Decoder(stream: demuxer.stream(at: index), source: clip, threadCount: 1), adaptive: adaptive
         ) { threads throws(MediaError) in try Decoder(stream: demuxer.stream(at: index), source: clip, threadCount: threads) }
         return (demuxer, index, decoder)
     }
 
-    private func decode(_ clip: String, adaptive: Bool, moveAfterPacket: Int?) throws -> (pictures: [Picture], frameThreaded: Bool) {
+    /// Decodes the whole clip; with `load`, reports each frame as having cost that share of its
+    /// 40 ms (as the pipeline's video thread reports what it measured).
+    private func decode(_ clip: String, adaptive: Bool, moveAfterPacket: Int?, load: Double? = nil) throws -> (pictures: [Picture], frameThreaded: Bool) {
         let (demuxer, index, decoder) = try open(clip, adaptive: adaptive)
-        let pictures = try drain(demuxer, stream: index, into: decoder, moveAfterPacket: moveAfterPacket)
+        let pictures = try drain(demuxer, stream: index, into: decoder, moveAfterPacket: moveAfterPacket, load: load)
         return (pictures, decoder.isFrameThreaded)
     }
 
     /// Sends every packet of the stream, then drains; receives after each send, as the pipeline does.
-    private func drain(_ demuxer: Demuxer, stream index: Int, into decoder: VideoStreamDecoder, moveAfterPacket: Int? = nil) throws -> [Picture] {
+    private func drain(
+        _ demuxer: Demuxer, stream index: Int, into decoder: VideoStreamDecoder, moveAfterPacket: Int? = nil, load: Double? = nil
+    ) throws -> [Picture] {
+        let frameDuration = MediaTime(value: 1, timescale: 25)
         var pictures: [Picture] = []
         let packet = Packet()
         let frame = Frame()
@@ -104,6 +112,7 @@ struct VideoStreamDecoderTests {
         func receiveAll() throws {
             while try decoder.receive(into: frame) == .frame {
                 pictures.append(Picture(pts: frame.bestEffortTimestamp, luma: lumaHash(frame)))
+                if let load { decoder.noteDecoded(in: MediaTime(seconds: frameDuration.seconds * load, preferredTimescale: 1_000_000), frameDuration: frameDuration) }
             }
         }
         while try demuxer.read(into: packet) {

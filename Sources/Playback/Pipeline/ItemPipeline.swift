@@ -653,7 +653,7 @@ final class ItemPipeline: Sendable {
     private func videoDecodeLoop(
         _ opened: Decoder, stream index: Int, converter: VideoFrameConverter, startTime: MediaTime, frameDuration nominalDuration: MediaTime
     ) {
-        let decoder = VideoStreamDecoder(opened, adaptive: videoThreadCount == nil, nominalFrameDuration: nominalDuration) { [self] threads throws(MediaError) in
+        let decoder = VideoStreamDecoder(opened, adaptive: videoThreadCount == nil) { [self] threads throws(MediaError) in
             guard let stream = lock.withLock({ $0.input?.stream(at: index) }) else {
                 throw MediaError.playback(source, "cannot decode", .other, detail: "(the input is closed)")
             }
@@ -668,7 +668,8 @@ final class ItemPipeline: Sendable {
         // One frame box per decoded picture (it becomes the VideoFrame's storage), not per
         // receive call: the call that answers "needs input" reuses it.
         var box = Frame()
-        // Decoder time since the last frame came out (PlaybackStatistics).
+        // Decoder time since the last frame came out, with the frame's conversion
+        // (PlaybackStatistics, and the decoder's choice of threads).
         let clock = MonotonicClock()
         var busy = MediaTime.zero
         while true {
@@ -697,7 +698,9 @@ final class ItemPipeline: Sendable {
                 let decoded = box
                 box = Frame()
                 let converted = converter.convert(decoded, presentationTime: pts, duration: frameDuration)
-                PlaybackStatistics.videoFrameDecoded(in: busy + (clock.now() - began))
+                let took = busy + (clock.now() - began)
+                PlaybackStatistics.videoFrameDecoded(in: took)
+                decoder.noteDecoded(in: took, frameDuration: frameDuration)
                 guard let frame = converted else { continue }
                 let resumeBelow = filled && !decoder.isFrameThreaded
                     ? ItemPipeline.refillLevel(frameDuration: frameDuration) + 1 : ItemPipeline.videoFrameCapacity

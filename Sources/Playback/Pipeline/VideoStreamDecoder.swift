@@ -20,8 +20,9 @@ extension Decoder: StreamDecoding {}
 /// the codec's state, no hand-offs between threads, and with the pipeline's burst refill fewer
 /// wake-ups): for a stream a core decodes many times faster than real time, which is most of
 /// what a player shows, that is the cheaper way. A stream that takes a large share of the core's
-/// time per frame (``loadLimit``, averaged over the last ``loadWindow`` frames) needs the other
-/// cores: frame threads are then used for the rest of the item.
+/// time per frame (``loadLimit``, averaged over the last ``loadWindow`` frames, as the decode
+/// thread reports them with ``noteDecoded(in:frameDuration:)``) needs the other cores: frame
+/// threads are then used for the rest of the item.
 ///
 /// The move is exact, for open groups of pictures too. At the first keyframe after the choice, a
 /// decoder with frame threads starts at that keyframe, and the single-threaded one (the
@@ -61,19 +62,13 @@ final class VideoStreamDecoder: StreamDecoding {
     /// Average of decode time / frame duration over the last frames, and how many were measured.
     private var load = 0.0
     private var measured = 0
-    /// Time spent in the decoder since the last frame came out.
-    private var busy = MediaTime.zero
-    private let clock = MonotonicClock()
-    private let nominalFrameDuration: MediaTime
 
     /// - Parameters:
     ///   - opened: the stream's decoder, open on one thread when `adaptive`.
     ///   - adaptive: move to frame threads when the load asks for it; otherwise keep `opened`.
-    ///   - nominalFrameDuration: a frame's duration when the frame does not say.
     ///   - open: opens another decoder of the stream, for the move.
-    init(_ opened: Decoder, adaptive: Bool, nominalFrameDuration: MediaTime, open: @escaping Opener) {
+    init(_ opened: Decoder, adaptive: Bool, open: @escaping Opener) {
         self.open = open
-        self.nominalFrameDuration = nominalFrameDuration
         decoder = opened
         isFrameThreaded = !adaptive
     }
@@ -86,8 +81,6 @@ final class VideoStreamDecoder: StreamDecoding {
     func time(_ ticks: Int64) -> MediaTime { decoder.time(ticks) }
 
     func send(_ packet: Packet?) throws(MediaError) -> Decoder.SendResult {
-        let began = clock.now()
-        defer { busy = busy + (clock.now() - began) }
         guard let packet else {
             if let retiring, !retiringDraining {
                 retiringDraining = true
@@ -110,30 +103,9 @@ final class VideoStreamDecoder: StreamDecoding {
         return try decoder.send(packet)
     }
 
-    func receive(into frame: Frame) throws(MediaError) -> Decoder.ReceiveResult {
-        let began = clock.now()
-        let result = try nextFrame(into: frame)
-        busy = busy + (clock.now() - began)
-        if result == .frame { noteFrame(frame) }
-        return result
-    }
-
-    func flush() {
-        retiring = nil
-        retiringDraining = false
-        handOver = nil
-        if movePending, let threaded = try? open(0) {
-            decoder = threaded
-            isFrameThreaded = true
-            movePending = false
-        } else {
-            decoder.flush()
-        }
-    }
-
     /// The next frame in presentation order: the retiring decoder's while it has any, then the
     /// current decoder's past the move's keyframe.
-    private func nextFrame(into frame: Frame) throws(MediaError) -> Decoder.ReceiveResult {
+    func receive(into frame: Frame) throws(MediaError) -> Decoder.ReceiveResult {
         if let retiring {
             switch (try? retiring.receive(into: frame)) ?? .endOfStream {
             case .frame: return .frame
@@ -154,6 +126,28 @@ final class VideoStreamDecoder: StreamDecoding {
         }
     }
 
+    /// Counts what a frame cost the decode thread (`time`, from the packets sent for it to the
+    /// frame ready) against its duration; past ``loadLimit`` on average, frame threads are asked for.
+    func noteDecoded(in time: MediaTime, frameDuration: MediaTime) {
+        guard !isFrameThreaded, !movePending, frameDuration.isNumeric, frameDuration > .zero else { return }
+        measured += 1
+        load += (time.seconds / frameDuration.seconds - load) / Double(min(measured, Self.loadWindow))
+        if measured >= Self.loadWindow && load > Self.loadLimit { movePending = true }
+    }
+
+    func flush() {
+        retiring = nil
+        retiringDraining = false
+        handOver = nil
+        if movePending, let threaded = try? open(0) {
+            decoder = threaded
+            isFrameThreaded = true
+            movePending = false
+        } else {
+            decoder.flush()
+        }
+    }
+
     /// Starts the move at `keyframe` (time `pts`): a frame-threaded decoder takes over from it;
     /// the single-threaded one decodes it too and retires after the pictures shown before it.
     private func move(at pts: MediaTime, keyframe: Packet) {
@@ -168,17 +162,5 @@ final class VideoStreamDecoder: StreamDecoding {
         handOver = pts
         isFrameThreaded = true
         movePending = false
-    }
-
-    /// Measures the decode time of a frame against its duration; past ``loadLimit`` on average,
-    /// frame threads are asked for.
-    private func noteFrame(_ frame: Frame) {
-        defer { busy = .zero }
-        guard !isFrameThreaded, !movePending else { return }
-        let duration = frame.duration > 0 ? decoder.time(frame.duration) : nominalFrameDuration
-        guard duration.isNumeric, duration > .zero else { return }
-        measured += 1
-        load += (busy.seconds / duration.seconds - load) / Double(min(measured, Self.loadWindow))
-        if measured >= Self.loadWindow && load > Self.loadLimit { movePending = true }
     }
 }
