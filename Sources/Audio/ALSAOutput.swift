@@ -86,6 +86,9 @@ public final class ALSAOutput: Sendable {
     let shared: ConditionLock<OutputState, StateChanged>
     private let thread: LockedValue<NamedThread?>
     private let initialDevice: LockedValue<PCMDevice?>
+    /// For an output made with ``init(configuration:opensOnStart:)``: the audio thread opens the
+    /// device and reports how that went here.
+    private let openReport: (@Sendable (Result<DeviceFormat, AudioOutputError>) -> Void)?
     static let logger = Logger(label: "vitrine.audio")
 
     /// Opens the PCM and negotiates its format; call ``start()`` to begin playing.
@@ -97,10 +100,7 @@ public final class ALSAOutput: Sendable {
     /// sound in, in step with those clocks, when it opens (a route change says so). Why it could
     /// not be opened is in ``unavailableReason``. A configuration text that does not parse is an
     /// error either way.
-    public init(configuration: Configuration = Configuration(), waitsForDevice: Bool = false) throws(AudioOutputError) {
-        self.configuration = configuration
-        format = AudioFormat(sampleRate: configuration.sampleRate, channelCount: configuration.channelCount)
-        let rampFrames = configuration.sampleRate * configuration.rampMilliseconds / 1000
+    public convenience init(configuration: Configuration = Configuration(), waitsForDevice: Bool = false) throws(AudioOutputError) {
         let device: PCMDevice?
         var reason: AudioOutputError?
         do {
@@ -111,17 +111,45 @@ public final class ALSAOutput: Sendable {
             device = nil
             reason = error
         }
-        var state = OutputState(deviceFormat: device?.format ?? ALSAOutput.silentFormat(configuration), rampFrames: rampFrames)
-        state.currentDevice = device?.name
-        shared = ConditionLock(state)
-        initialDevice = LockedValue(device)
-        thread = LockedValue(nil)
-        unavailableReason = reason
+        self.init(configuration: configuration, device: device, unavailableReason: reason, openReport: nil)
         if let device {
             ALSAOutput.logger.info("audio output \(device.name): \(device.format)")
         } else if let reason {
             ALSAOutput.logger.warning("no audio device yet, playing in silence and trying again: \(reason)")
         }
+    }
+
+    /// Makes the output without opening the device: the audio thread that ``start()`` starts opens
+    /// it first, so the caller goes on at once — opening media, starting a display — instead of
+    /// waiting for alsa-lib to read its configuration and load its plugins and for a sound server
+    /// to answer (tens of milliseconds on the way to a player's first frame). Until the device is
+    /// open the output's clock stands and its inputs queue, as for a device slow to start.
+    ///
+    /// `opened` is called on the audio thread with the outcome of that first open (the device's
+    /// format, or why it could not be opened, an unknown name's error listing the PCMs there
+    /// are). A device that cannot be opened is then handled as with `waitsForDevice`: the output
+    /// plays in silence on the host clock and tries the device again every
+    /// ``Configuration/reopenIntervalMilliseconds``. ``unavailableReason`` stays `nil`.
+    public convenience init(
+        configuration: Configuration = Configuration(), opensOnStart opened: @escaping @Sendable (Result<DeviceFormat, AudioOutputError>) -> Void
+    ) {
+        self.init(configuration: configuration, device: nil, unavailableReason: nil, openReport: opened)
+    }
+
+    private init(
+        configuration: Configuration, device: PCMDevice?, unavailableReason: AudioOutputError?,
+        openReport: (@Sendable (Result<DeviceFormat, AudioOutputError>) -> Void)?
+    ) {
+        self.configuration = configuration
+        format = AudioFormat(sampleRate: configuration.sampleRate, channelCount: configuration.channelCount)
+        let rampFrames = configuration.sampleRate * configuration.rampMilliseconds / 1000
+        var state = OutputState(deviceFormat: device?.format ?? ALSAOutput.silentFormat(configuration), rampFrames: rampFrames)
+        state.currentDevice = device?.name
+        shared = ConditionLock(state)
+        initialDevice = LockedValue(device)
+        thread = LockedValue(nil)
+        self.unavailableReason = unavailableReason
+        self.openReport = openReport
     }
 
     /// Why the device could not be opened when the output was made (with `waitsForDevice`), or
@@ -184,10 +212,11 @@ public final class ALSAOutput: Sendable {
             let device = initialDevice.withLock { $0 }
             let shared = self.shared
             let configuration = self.configuration
+            let openReport = self.openReport
             shared.withLock { $0.isStarted = true }
             do throws(ThreadStartError) {
                 thread = try NamedThread.start(name: "vitrine-audio-out") {
-                    var audioThread = AudioThread(shared: shared, configuration: configuration, device: device)
+                    var audioThread = AudioThread(shared: shared, configuration: configuration, device: device, openReport: openReport)
                     audioThread.run()
                 }
             } catch {

@@ -64,4 +64,21 @@ extension ALSAOutput {
         try output.start()
         return AudioOutputSession(output: output, soundtrack: soundtrack)
     }
+
+    /// Makes and starts the output the options describe without waiting for its device, or returns
+    /// `nil` for `--no-audio`: the audio thread opens the device
+    /// (``ALSAOutput/init(configuration:opensOnStart:)``) and calls `opened` with the outcome,
+    /// while the caller opens its media and its display. A device that cannot be opened is handled
+    /// as with ``AudioOutputOptions/waitsForDevice``, whatever that option says.
+    public static func start(
+        _ options: AudioOutputOptions, opened: @escaping @Sendable (Result<DeviceFormat, AudioOutputError>) -> Void
+    ) throws(AudioOutputError) -> AudioOutputSession? {
+        guard !options.isDisabled else { return nil }
+        let output = ALSAOutput(
+            configuration: .init(deviceName: options.deviceName, fallbackDeviceName: options.fallbackDeviceName), opensOnStart: opened)
+        output.masterVolume = options.volume
+        let soundtrack = output.makeInput(label: "soundtrack")
+        try output.start()
+        return AudioOutputSession(output: output, soundtrack: soundtrack)
+    }
 }

@@ -14,15 +14,28 @@ struct AudioThread {
     let shared: ConditionLock<OutputState, StateChanged>
     let configuration: ALSAOutput.Configuration
     var device: PCMDevice?
+    /// Set when this thread opens the device itself (``ALSAOutput/init(configuration:opensOnStart:)``).
+    let openReport: (@Sendable (Result<DeviceFormat, AudioOutputError>) -> Void)?
 
-    init(shared: ConditionLock<OutputState, StateChanged>, configuration: ALSAOutput.Configuration, device: PCMDevice?) {
+    init(
+        shared: ConditionLock<OutputState, StateChanged>, configuration: ALSAOutput.Configuration, device: PCMDevice?,
+        openReport: (@Sendable (Result<DeviceFormat, AudioOutputError>) -> Void)? = nil
+    ) {
         self.shared = shared
         self.configuration = configuration
         self.device = device
+        self.openReport = openReport
     }
 
     mutating func run() {
-        device?.claim()
+        var lastReopenNanos: Int64 = 0
+        if let openReport {
+            device = openFirst(report: openReport)
+            // A device that did not open is tried again a whole interval later.
+            lastReopenNanos = MonotonicClock.nanosecondsNow()
+        } else {
+            device?.claim()
+        }
         let channels = configuration.channelCount
         let rate = Int64(configuration.sampleRate)
         // Without a device (not there yet) the loop runs the silent clock in the format asked for.
@@ -34,7 +47,6 @@ struct AudioThread {
         // host time of frame `paceFrames` after `paceBaseNanos`.
         var paceBaseNanos: Int64?
         var paceFrames: Int64 = 0
-        var lastReopenNanos: Int64 = 0
         var position = DevicePositionFilter(sampleRate: Int(rate), periodFrames: format.periodFrames)
         let refillFrames = configuration.inputQueueFrames / 2
 
@@ -184,6 +196,26 @@ struct AudioThread {
             state.currentDevice = nil
             state.post(AudioRouteChange(
                 reason: .oldDeviceUnavailable, previousDevice: failed.name, currentDevice: nil, detail: error.message))
+        }
+    }
+
+    /// Opens the configured device for an output that left the open to this thread, and reports
+    /// the outcome. alsa-lib's own message on a failure is printed (once: the retries are quiet).
+    private func openFirst(report: @Sendable (Result<DeviceFormat, AudioOutputError>) -> Void) -> PCMDevice? {
+        do {
+            let opened = try ALSAOutput.openDevice(named: configuration.deviceName, configuration: configuration)
+            opened.claim()
+            ALSAOutput.logger.info("audio output \(opened.name): \(opened.format)")
+            shared.withLock { state in
+                state.currentDevice = opened.name
+                state.deviceFormat = opened.format
+            }
+            report(.success(opened.format))
+            return opened
+        } catch {
+            ALSAOutput.logger.warning("no audio device yet, playing in silence and trying again: \(error)")
+            report(.failure(error))
+            return nil
         }
     }
 

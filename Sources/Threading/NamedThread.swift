@@ -54,6 +54,13 @@ public final class NamedThread: Sendable {
         return NamedThread(name: name, handle: handle)
     }
 
+    /// The calling thread's name as the kernel keeps it (at most 15 bytes), nil when it cannot be read.
+    public static var currentName: String? {
+        var buffer = [CChar](repeating: 0, count: 32)
+        guard vitrine_current_thread_name(&buffer, buffer.count) == 0 else { return nil }
+        return String(decoding: buffer.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
     /// Whether the calling thread is this one.
     public var isCurrent: Bool { pthread_equal(handle, pthread_self()) != 0 }
 

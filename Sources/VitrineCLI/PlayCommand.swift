@@ -294,8 +294,9 @@ struct PlayCommand: AsyncParsableCommand {
             playback = .queue(player)
         }
 
-        // The display's renderer has been starting on its own thread while the sound opened and the
-        // first item began to open and decode: a screen that cannot draw stops the command here.
+        // The display's renderer has been starting on its own thread, the sound device opening on the
+        // output's, and the first item opening and decoding on its own: a screen that cannot draw
+        // stops the command here.
         do { try await screen.ready() } catch {
             printError("vitrine play: \(screen.name): \(error)")
             throw ExitCode(1)
@@ -521,22 +522,20 @@ struct PlayCommand: AsyncParsableCommand {
         if await watcher.value >= files.count { throw ExitCode(1) }
     }
 
-    /// The ALSA output and its soundtrack input (`nil` with --no-audio). A device that is not there
+    /// The ALSA output and its soundtrack input (`nil` with --no-audio). The device opens on the
+    /// output's own thread while the media and the display open here. A device that is not there
     /// (yet) is a warning, not an error: playback starts silent and the device is tried again.
     private func openSound(deviceName: String) throws -> AudioOutputSession? {
-        let sound: AudioOutputSession?
         do {
-            sound = try ALSAOutput.open(AudioOutputOptions(
-                deviceName: deviceName, volume: Float(volume ?? 1), isDisabled: noAudio, waitsForDevice: true))
+            return try ALSAOutput.start(AudioOutputOptions(deviceName: deviceName, volume: Float(volume ?? 1), isDisabled: noAudio)) {
+                guard case .failure(let reason) = $0 else { return }
+                printError("vitrine play: warning: \(reason)")
+                printError("vitrine play: playing without sound for now; the device is tried again every second")
+            }
         } catch {
             printError("vitrine play: \(error)")
             throw ExitCode(1)
         }
-        if let reason = sound?.output.unavailableReason {
-            printError("vitrine play: warning: \(reason)")
-            printError("vitrine play: playing without sound for now; the device is tried again every second")
-        }
-        return sound
     }
 
     private func openDisplay(_ configuration: DisplayConfiguration, logger: Logger) throws -> any Display {

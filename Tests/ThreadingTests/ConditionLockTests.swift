@@ -1,4 +1,3 @@
-import CThreads
 import Synchronization
 import Testing
 import Threading
@@ -87,9 +86,7 @@ struct ThreadTests {
         let name = LockedValue<String>("")
         let runs = Atomic<Int>(0)
         let thread = try NamedThread.start(name: "vitrine-a-very-long-thread-name") {
-            var buffer = [CChar](repeating: 0, count: 32)
-            _ = vitrine_current_thread_name(&buffer, buffer.count)
-            let read = buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+            let read = NamedThread.currentName ?? ""
             name.withLock { $0 = read }
             runs.add(1, ordering: .relaxed)
         }
