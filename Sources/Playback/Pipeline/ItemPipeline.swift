@@ -127,6 +127,8 @@ final class ItemPipeline: Sendable {
         /// The engine waits for the decoded queue to fill (manual pacing): a decoder refilling in
         /// bursts decodes now instead of waiting for the queue to run low. Cleared when it is full.
         var videoWanted = false
+        /// Whether the video is decoded on FFmpeg's frame threads (from the start or since a move).
+        var videoFrameThreaded = false
         /// Decoded, resampled audio, of the current serial only (a seek empties it, a stale buffer is never added).
         var audioBuffers = Deque<AudioBuffer>()
         var audioBufferedDuration = MediaTime.zero
@@ -190,6 +192,12 @@ final class ItemPipeline: Sendable {
     /// Video decoding threads (0 = FFmpeg's choice, frame threading), or nil for one thread while
     /// it keeps up with ease and frame threads from a keyframe on once not (``VideoStreamDecoder``).
     let videoThreadCount: Int?
+    /// Where the sources whose video needed frame threads are remembered: with an adaptive
+    /// ``videoThreadCount``, a remembered source opens on frame threads, and one that moves to
+    /// them is remembered.
+    let frameThreadMemory: FrameThreadMemory
+    /// The adaptive decoder's load limit (``VideoStreamDecoder/loadLimit``; tests lower it).
+    let videoLoadLimit: Double
     /// How many nice steps below the thread that starts it the pipeline's threads run (0: the
     /// same). See ``playbackNiceSteps``.
     let niceSteps: Int32
@@ -207,9 +215,12 @@ final class ItemPipeline: Sendable {
 
     init(
         source: String, audioFormat: AudioFormat, audioEnabled: Bool, videoThreadCount: Int? = nil, niceSteps: Int32 = 0,
-        stillImageDuration: MediaTime? = nil, endTime: MediaTime? = nil, onEvent: @escaping @Sendable (Event) -> Void
+        stillImageDuration: MediaTime? = nil, endTime: MediaTime? = nil, frameThreadMemory: FrameThreadMemory = .shared,
+        videoLoadLimit: Double = VideoStreamDecoder.loadLimit, onEvent: @escaping @Sendable (Event) -> Void
     ) {
         self.source = source
+        self.frameThreadMemory = frameThreadMemory
+        self.videoLoadLimit = videoLoadLimit
         self.niceSteps = niceSteps
         self.stillImageDuration = stillImageDuration
         self.videoThreadCount = videoThreadCount
@@ -295,6 +306,9 @@ final class ItemPipeline: Sendable {
         if changed { lock.broadcast(.videoRoom) }
         return result
     }
+
+    /// Whether the video is decoded on FFmpeg's frame threads now (see ``VideoStreamDecoder``).
+    var isVideoFrameThreaded: Bool { lock.withLock { $0.videoFrameThreaded } }
 
     /// Someone waits for the decoded queue to fill (the engine under manual pacing, which shows a
     /// frame only once every frame that may be due is decoded): a decoder that refills in bursts
@@ -456,9 +470,14 @@ final class ItemPipeline: Sendable {
         var audioDecoder: Decoder?
         var setupError: MediaError?
         var audioError: MediaError?
+        // Whether the video decoder may move to frame threads (it starts on one thread).
+        var videoAdaptive = videoThreadCount == nil
         if let index = streams.videoStream {
-            // One thread to start with (the video thread may move to frame threads), unless told.
-            do { videoDecoder = try Decoder(demuxer: opened, stream: index, threadCount: videoThreadCount ?? 1) } catch { setupError = error }
+            // One thread to start with (the video thread may move to frame threads), unless told or
+            // the source needed frame threads when it last played.
+            if videoThreadCount == nil, frameThreadMemory.needsFrameThreads(source) { videoAdaptive = false }
+            let threads = videoThreadCount ?? (videoAdaptive ? 1 : 0)
+            do { videoDecoder = try Decoder(demuxer: opened, stream: index, threadCount: threads) } catch { setupError = error }
         }
         if let index = streams.audioStream {
             do { audioDecoder = try Decoder(demuxer: opened, stream: index, threadCount: 1) } catch {
@@ -494,8 +513,10 @@ final class ItemPipeline: Sendable {
             do throws(ThreadStartError) {
                 if let videoDecoder, let index = streams.videoStream {
                     let converter = VideoFrameConverter(rotation: streams.rotation, sampleAspectRatio: streams.sampleAspectRatio)
+                    let adaptive = videoAdaptive
                     state.decodeThreads.append(try NamedThread.start(name: "vitrine-video") { [self] in
-                        videoDecodeLoop(videoDecoder, stream: index, converter: converter, startTime: startTime, frameDuration: streams.nominalFrameDuration)
+                        videoDecodeLoop(videoDecoder, adaptive: adaptive, stream: index, converter: converter, startTime: startTime,
+                                        frameDuration: streams.nominalFrameDuration)
                     })
                 }
                 if let audioDecoder {
@@ -651,9 +672,11 @@ final class ItemPipeline: Sendable {
     }
 
     private func videoDecodeLoop(
-        _ opened: Decoder, stream index: Int, converter: VideoFrameConverter, startTime: MediaTime, frameDuration nominalDuration: MediaTime
+        _ opened: Decoder, adaptive: Bool, stream index: Int, converter: VideoFrameConverter, startTime: MediaTime,
+        frameDuration nominalDuration: MediaTime
     ) {
-        let decoder = VideoStreamDecoder(opened, adaptive: videoThreadCount == nil) { [self] threads throws(MediaError) in
+        lock.withLock { $0.videoFrameThreaded = !adaptive }
+        let decoder = VideoStreamDecoder(opened, adaptive: adaptive, loadLimit: videoLoadLimit) { [self] threads throws(MediaError) in
             guard let stream = lock.withLock({ $0.input?.stream(at: index) }) else {
                 throw MediaError.playback(source, "cannot decode", .other, detail: "(the input is closed)")
             }
@@ -672,6 +695,7 @@ final class ItemPipeline: Sendable {
         // (PlaybackStatistics, and the decoder's choice of threads).
         let clock = MonotonicClock()
         var busy = MediaTime.zero
+        var movedToFrameThreads = false
         while true {
             var drainSerial: Int?
             switch nextWork(video: true) {
@@ -701,6 +725,11 @@ final class ItemPipeline: Sendable {
                 let took = busy + (clock.now() - began)
                 PlaybackStatistics.videoFrameDecoded(in: took)
                 decoder.noteDecoded(in: took, frameDuration: frameDuration)
+                if adaptive, !movedToFrameThreads, decoder.isFrameThreaded {
+                    movedToFrameThreads = true
+                    frameThreadMemory.remember(source)
+                    lock.withLock { $0.videoFrameThreaded = true }
+                }
                 guard let frame = converted else { continue }
                 let resumeBelow = filled && !decoder.isFrameThreaded
                     ? ItemPipeline.refillLevel(frameDuration: frameDuration) + 1 : ItemPipeline.videoFrameCapacity

@@ -48,6 +48,8 @@ final class VideoStreamDecoder: StreamDecoding {
     static let loadWindow = 8
 
     private let open: Opener
+    /// The load past which frame threads are asked for (``loadLimit`` unless a test says otherwise).
+    private let limit: Double
     private var decoder: Decoder
     /// Whether the stream is decoded on FFmpeg's frame threads (from the start, or since a move).
     private(set) var isFrameThreaded: Bool
@@ -66,9 +68,11 @@ final class VideoStreamDecoder: StreamDecoding {
     /// - Parameters:
     ///   - opened: the stream's decoder, open on one thread when `adaptive`.
     ///   - adaptive: move to frame threads when the load asks for it; otherwise keep `opened`.
+    ///   - loadLimit: the load past which frame threads are asked for.
     ///   - open: opens another decoder of the stream, for the move.
-    init(_ opened: Decoder, adaptive: Bool, open: @escaping Opener) {
+    init(_ opened: Decoder, adaptive: Bool, loadLimit: Double = VideoStreamDecoder.loadLimit, open: @escaping Opener) {
         self.open = open
+        limit = loadLimit
         decoder = opened
         isFrameThreaded = !adaptive
     }
@@ -132,7 +136,7 @@ final class VideoStreamDecoder: StreamDecoding {
         guard !isFrameThreaded, !movePending, frameDuration.isNumeric, frameDuration > .zero else { return }
         measured += 1
         load += (time.seconds / frameDuration.seconds - load) / Double(min(measured, Self.loadWindow))
-        if measured >= Self.loadWindow && load > Self.loadLimit { movePending = true }
+        if measured >= Self.loadWindow && load > limit { movePending = true }
     }
 
     func flush() {
