@@ -59,10 +59,7 @@ extension ALSAOutput {
         guard !options.isDisabled else { return nil }
         let output = try ALSAOutput(configuration: .init(
             deviceName: options.deviceName, fallbackDeviceName: options.fallbackDeviceName), waitsForDevice: options.waitsForDevice)
-        output.masterVolume = options.volume
-        let soundtrack = output.makeInput(label: "soundtrack")
-        try output.start()
-        return AudioOutputSession(output: output, soundtrack: soundtrack)
+        return try session(starting: output, volume: options.volume)
     }
 
     /// Makes and starts the output the options describe without waiting for its device, or returns
@@ -76,7 +73,12 @@ extension ALSAOutput {
         guard !options.isDisabled else { return nil }
         let output = ALSAOutput(
             configuration: .init(deviceName: options.deviceName, fallbackDeviceName: options.fallbackDeviceName), opensOnStart: opened)
-        output.masterVolume = options.volume
+        return try session(starting: output, volume: options.volume)
+    }
+
+    /// Sets `output`'s master volume, gives it the soundtrack's input and starts it.
+    private static func session(starting output: ALSAOutput, volume: Float) throws(AudioOutputError) -> AudioOutputSession {
+        output.masterVolume = volume
         let soundtrack = output.makeInput(label: "soundtrack")
         try output.start()
         return AudioOutputSession(output: output, soundtrack: soundtrack)

@@ -470,12 +470,10 @@ final class ItemPipeline: Sendable {
         var audioDecoder: Decoder?
         var setupError: MediaError?
         var audioError: MediaError?
-        // Whether the video decoder may move to frame threads (it starts on one thread).
-        var videoAdaptive = videoThreadCount == nil
+        // One thread to start with, free to move to frame threads, unless told otherwise or the
+        // source needed frame threads when it last played.
+        let videoAdaptive = videoThreadCount == nil && !frameThreadMemory.needsFrameThreads(source)
         if let index = streams.videoStream {
-            // One thread to start with (the video thread may move to frame threads), unless told or
-            // the source needed frame threads when it last played.
-            if videoThreadCount == nil, frameThreadMemory.needsFrameThreads(source) { videoAdaptive = false }
             let threads = videoThreadCount ?? (videoAdaptive ? 1 : 0)
             do { videoDecoder = try Decoder(demuxer: opened, stream: index, threadCount: threads) } catch { setupError = error }
         }
@@ -513,9 +511,8 @@ final class ItemPipeline: Sendable {
             do throws(ThreadStartError) {
                 if let videoDecoder, let index = streams.videoStream {
                     let converter = VideoFrameConverter(rotation: streams.rotation, sampleAspectRatio: streams.sampleAspectRatio)
-                    let adaptive = videoAdaptive
                     state.decodeThreads.append(try NamedThread.start(name: "vitrine-video") { [self] in
-                        videoDecodeLoop(videoDecoder, adaptive: adaptive, stream: index, converter: converter, startTime: startTime,
+                        videoDecodeLoop(videoDecoder, adaptive: videoAdaptive, stream: index, converter: converter, startTime: startTime,
                                         frameDuration: streams.nominalFrameDuration)
                     })
                 }
@@ -695,7 +692,8 @@ final class ItemPipeline: Sendable {
         // (PlaybackStatistics, and the decoder's choice of threads).
         let clock = MonotonicClock()
         var busy = MediaTime.zero
-        var movedToFrameThreads = false
+        // What `Shared.videoFrameThreaded` says: a move is remembered and published once.
+        var publishedFrameThreaded = !adaptive
         while true {
             var drainSerial: Int?
             switch nextWork(video: true) {
@@ -725,8 +723,8 @@ final class ItemPipeline: Sendable {
                 let took = busy + (clock.now() - began)
                 PlaybackStatistics.videoFrameDecoded(in: took)
                 decoder.noteDecoded(in: took, frameDuration: frameDuration)
-                if adaptive, !movedToFrameThreads, decoder.isFrameThreaded {
-                    movedToFrameThreads = true
+                if decoder.isFrameThreaded, !publishedFrameThreaded {
+                    publishedFrameThreaded = true
                     frameThreadMemory.remember(source)
                     lock.withLock { $0.videoFrameThreaded = true }
                 }
