@@ -160,3 +160,13 @@ public final class ManualClock: HostClock {
     }
 }
 
+/// The calling thread's own CPU time (`CLOCK_THREAD_CPUTIME_ID`): what the thread cost, without
+/// the time other threads and processes held the core.
+public enum ThreadCPUClock {
+    /// The calling thread's CPU time so far.
+    public static func now() -> MediaTime {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return .nanoseconds(Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
+    }
+}

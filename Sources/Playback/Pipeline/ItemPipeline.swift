@@ -692,6 +692,8 @@ final class ItemPipeline: Sendable {
         // (PlaybackStatistics, and the decoder's choice of threads).
         let clock = MonotonicClock()
         var busy = MediaTime.zero
+        // The thread's CPU time when its last frame was out (the load the decoder judges).
+        var cpuBefore = ThreadCPUClock.now()
         // What `Shared.videoFrameThreaded` says: a move is remembered and published once.
         var publishedFrameThreaded = !adaptive
         while true {
@@ -722,7 +724,10 @@ final class ItemPipeline: Sendable {
                 let converted = converter.convert(decoded, presentationTime: pts, duration: frameDuration)
                 let took = busy + (clock.now() - began)
                 PlaybackStatistics.videoFrameDecoded(in: took)
-                decoder.noteDecoded(in: took, frameDuration: frameDuration)
+                // The load is the thread's own CPU time: time other threads or processes held the
+                // core is not a reason for frame threads (they would only add CPU and memory).
+                decoder.noteDecoded(in: ThreadCPUClock.now() - cpuBefore, frameDuration: frameDuration)
+                cpuBefore = ThreadCPUClock.now()
                 if decoder.isFrameThreaded, !publishedFrameThreaded {
                     publishedFrameThreaded = true
                     frameThreadMemory.remember(source)
