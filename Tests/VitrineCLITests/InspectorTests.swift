@@ -313,14 +313,13 @@ struct InspectorTests {
         // niced too, so the load they cause is the server's work, not the clients').
         var quiet: [(presented: Int, dropped: Int)] = [], loaded: [(presented: Int, dropped: Int)] = []
         // Memory: the peak with clients against the peak without them. The player's resident set
-        // steps up by some 40 to 70 MB when its 1080p decoder moves to FFmpeg's frame threads, which
-        // it does when the host is busy enough (the move is remembered for later laps); that
-        // happens in the quiet seconds on some hosts and only under the clients' load on others
-        // (220 MB on one thread, 273-290 MB while a lap moves, 258 MB once every lap opens on
-        // frame threads). The baseline is the peak over the first 20 s and the first quiet round,
-        // which catches the move where it comes early; where only the clients' load brings it,
-        // this test can still see it as growth (a known limit: see docs/inspector.md). Only the
-        // first rounds: a leak under load would raise the later quiet rounds too.
+        // steps up by some 40 to 70 MB when its 1080p decoder moves to FFmpeg's frame threads (the
+        // move is remembered for later laps: 220 MB on one thread, 273-290 MB while a lap moves,
+        // 258 MB once every lap opens on
+        // frame threads). It judges by its thread's own CPU time, so the clients' CPU does not
+        // bring the move (by wall time it once did: +75 MB counted as the server's). The baseline
+        // is the peak over the first 20 s and the first quiet round. Only the first rounds: a
+        // leak under load would raise the later quiet rounds too.
         var idleRSS = Self.residentKilobytes(player.process.pid)
         for _ in 0..<80 {
             idleRSS = max(idleRSS, Self.residentKilobytes(player.process.pid))
