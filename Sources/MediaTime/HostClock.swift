@@ -88,14 +88,23 @@ public struct MonotonicClock: HostClock {
         return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
     }
 
-    /// CLOCK_REALTIME minus CLOCK_MONOTONIC now, in nanoseconds: the monotonic reading is taken
-    /// between two wall-clock readings and paired with their midpoint, so a preemption between
-    /// the reads cannot skew the pair by more than the gap it caused.
+    /// CLOCK_REALTIME minus CLOCK_MONOTONIC now, in nanoseconds.
+    ///
+    /// Each try takes a monotonic reading between two wall-clock readings and pairs it with their
+    /// midpoint; a preemption inside a try can put the midpoint off by up to half the try's window,
+    /// so of three tries the narrowest window is kept (a quiet try is tens of nanoseconds wide, and
+    /// the search stops at the first within a microsecond).
     public static func wallClockOffsetNanoseconds() -> Int64 {
-        let before = wallClockNanosecondsNow()
-        let monotonic = nanosecondsNow()
-        let after = wallClockNanosecondsNow()
-        return before + (after - before) / 2 - monotonic
+        var best = (window: Int64.max, offset: Int64(0))
+        for _ in 0..<3 {
+            let before = wallClockNanosecondsNow()
+            let monotonic = nanosecondsNow()
+            let after = wallClockNanosecondsNow()
+            let window = after - before
+            if window < best.window { best = (window, before + window / 2 - monotonic) }
+            if window <= 1_000 { break }
+        }
+        return best.offset
     }
 }
 
