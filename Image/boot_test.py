@@ -635,21 +635,29 @@ class BootTest:
         threads run 5 nice steps below its render thread, and libdispatch wrote no "Failed to set
         thread priority" line (setpriority is allowed, and its raise of its timer thread to -4 is
         within the unit's LimitNICE=)."""
-        pid = self.main_pid()
-        listing = self.guest.shell(f"for t in /proc/{pid}/task/*; do echo \"$(cat $t/stat)\"; done", check=False)
-        threads = []
-        for line in listing.splitlines():
-            opened, closed = line.find("("), line.rfind(")")
-            fields = line[closed + 1:].split()
-            if opened < 0 or closed < 0 or len(fields) < 17:
-                continue
-            threads.append((line[opened + 1:closed], int(fields[16])))
-        # Threads Mesa starts from the render thread carry its name too (more of them with more
-        # CPUs): all of them at one nice value.
-        render = sorted({nice for name, nice in threads if name == "vitrine-render"})
-        decoding = [(name, nice) for name, nice in threads if name in ("vitrine-demux", "vitrine-video", "vitrine-audio")]
-        if len(render) != 1 or not decoding:
-            raise Failure(f"the player's threads are not as expected: {threads}")
+        # The decoding threads exist while a video or sound item plays: between items, or on a
+        # still picture, there are none, so the listing is read again until they show (up to 90 s,
+        # longer than any item of the demo programme).
+        deadline = time.monotonic() + 90
+        while True:
+            pid = self.main_pid()
+            listing = self.guest.shell(f"for t in /proc/{pid}/task/*; do echo \"$(cat $t/stat)\"; done", check=False)
+            threads = []
+            for line in listing.splitlines():
+                opened, closed = line.find("("), line.rfind(")")
+                fields = line[closed + 1:].split()
+                if opened < 0 or closed < 0 or len(fields) < 17:
+                    continue
+                threads.append((line[opened + 1:closed], int(fields[16])))
+            # Threads Mesa starts from the render thread carry its name too (more of them with more
+            # CPUs): all of them at one nice value.
+            render = sorted({nice for name, nice in threads if name == "vitrine-render"})
+            decoding = [(name, nice) for name, nice in threads if name in ("vitrine-demux", "vitrine-video", "vitrine-audio")]
+            if len(render) == 1 and decoding:
+                break
+            if time.monotonic() > deadline:
+                raise Failure(f"the player's threads are not as expected: {threads}")
+            time.sleep(2)
         wrong = [(name, nice) for name, nice in decoding if nice != render[0] + 5]
         if wrong:
             raise Failure(f"decoding threads not 5 nice steps below the render thread (at {render[0]}): {wrong}")
