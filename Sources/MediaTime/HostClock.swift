@@ -75,18 +75,10 @@ public struct MonotonicClock: HostClock {
     }
 
     /// CLOCK_MONOTONIC in nanoseconds. The corresponding C function is `clock_gettime`.
-    public static func nanosecondsNow() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
+    public static func nanosecondsNow() -> Int64 { clockNanoseconds(CLOCK_MONOTONIC) }
 
     /// CLOCK_REALTIME in nanoseconds since the Unix epoch.
-    public static func wallClockNanosecondsNow() -> Int64 {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
-    }
+    public static func wallClockNanosecondsNow() -> Int64 { clockNanoseconds(CLOCK_REALTIME) }
 
     /// CLOCK_REALTIME minus CLOCK_MONOTONIC now, in nanoseconds.
     ///
@@ -173,9 +165,12 @@ public final class ManualClock: HostClock {
 /// the time other threads and processes held the core.
 public enum ThreadCPUClock {
     /// The calling thread's CPU time so far.
-    public static func now() -> MediaTime {
-        var now = timespec()
-        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
-        return .nanoseconds(Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec))
-    }
+    public static func now() -> MediaTime { .nanoseconds(clockNanoseconds(CLOCK_THREAD_CPUTIME_ID)) }
+}
+
+/// The one read of a kernel clock for the host clocks above, in nanoseconds (`clock_gettime`).
+private func clockNanoseconds(_ id: clockid_t) -> Int64 {
+    var ts = timespec()
+    clock_gettime(id, &ts)
+    return Int64(ts.tv_sec) * 1_000_000_000 + Int64(ts.tv_nsec)
 }

@@ -726,8 +726,9 @@ final class ItemPipeline: Sendable {
                 PlaybackStatistics.videoFrameDecoded(in: took)
                 // The load is the thread's own CPU time: time other threads or processes held the
                 // core is not a reason for frame threads (they would only add CPU and memory).
-                decoder.noteDecoded(in: ThreadCPUClock.now() - cpuBefore, frameDuration: frameDuration)
-                cpuBefore = ThreadCPUClock.now()
+                let cpuNow = ThreadCPUClock.now()
+                decoder.noteDecoded(in: cpuNow - cpuBefore, frameDuration: frameDuration)
+                cpuBefore = cpuNow
                 if decoder.isFrameThreaded, !publishedFrameThreaded {
                     publishedFrameThreaded = true
                     frameThreadMemory.remember(source)
