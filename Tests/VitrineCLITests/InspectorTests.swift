@@ -315,11 +315,10 @@ struct InspectorTests {
         // Memory: the peak with clients against the peak without them. The player's resident set
         // steps up by some 40 to 70 MB when its 1080p decoder moves to FFmpeg's frame threads (the
         // move is remembered for later laps: 220 MB on one thread, 273-290 MB while a lap moves,
-        // 258 MB once every lap opens on
-        // frame threads). It judges by its thread's own CPU time, so the clients' CPU does not
-        // bring the move (by wall time it once did: +75 MB counted as the server's). The baseline
-        // is the peak over the first 20 s and the first quiet round. Only the first rounds: a
-        // leak under load would raise the later quiet rounds too.
+        // 258 MB once every lap opens on frame threads). It judges by its thread's own CPU time,
+        // so the clients' CPU does not bring the move (by wall time it once did: +75 MB counted
+        // as the server's). The baseline is the peak over the first 20 s and the first quiet
+        // round. Only the first rounds: a leak under load would raise the later quiet rounds too.
         var idleRSS = Self.residentKilobytes(player.process.pid)
         for _ in 0..<80 {
             idleRSS = max(idleRSS, Self.residentKilobytes(player.process.pid))

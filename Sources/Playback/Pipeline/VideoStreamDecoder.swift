@@ -40,8 +40,8 @@ final class VideoStreamDecoder: StreamDecoding {
 
     /// The share of a frame's duration that decoding it on one thread may take, on average over
     /// the last ``loadWindow`` frames, before frame threads are used. The decode thread runs
-    /// below the render thread (``ItemPipeline/playbackNiceSteps``) and beside other work, so the
-    /// margin is wide.
+    /// below the render thread (``ItemPipeline/playbackNiceSteps``) and shares the cores with
+    /// it, so the margin is wide.
     static let loadLimit = 0.4
     /// How many frames the load is averaged over (an exponential average of this span), and how
     /// many are decoded before it is judged.
@@ -130,8 +130,9 @@ final class VideoStreamDecoder: StreamDecoding {
         }
     }
 
-    /// Counts what a frame cost the decode thread (`time`, from the packets sent for it to the
-    /// frame ready) against its duration; past ``loadLimit`` on average, frame threads are asked for.
+    /// Counts what a frame cost the decode thread (`time`: the thread's own CPU time since the
+    /// last frame came out, so time other threads held the core does not count) against its
+    /// duration; past ``loadLimit`` on average, frame threads are asked for.
     func noteDecoded(in time: MediaTime, frameDuration: MediaTime) {
         guard !isFrameThreaded, !movePending, frameDuration.isNumeric, frameDuration > .zero else { return }
         measured += 1
