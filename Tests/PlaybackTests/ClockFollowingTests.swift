@@ -279,6 +279,44 @@ struct ClockFollowingTests {
         #expect(frames.count >= 40)
     }
 
+    /// A gapless seam on the wall clock whose instant falls between two refreshes, before the
+    /// sound has joined (a screen that starts just before a seam, or plays without sound): the
+    /// next item's timeline goes on from the pin, not from the refresh its first frame showed at.
+    /// Anchoring it on that refresh put the clock up to a refresh behind at every such seam
+    /// (measured 4–23 ms at 25 Hz after a start 0.1–0.3 s before a loop's seam), eased out over
+    /// seconds while two screens' sound drifted apart.
+    @Test("a gapless seam between two refreshes keeps the timeline on its pin: the next item's frames show on time, with no correction",
+          arguments: [false, true])
+    func seamBetweenRefreshes(nextPinned: Bool) throws {
+        let rig = Rig(audio: false)
+        // The first item's last 0.4 s, due 0.5 s and a third of a refresh from now.
+        let lead = Self.seconds(0.5 + 1.0 / 180)
+        let first = PlayerItem(url: Fixtures.path("sync.mp4"))
+        first.isAudioEnabled = false
+        first.seek(to: Self.seconds(69.6), toleranceBefore: .zero, toleranceAfter: .zero)
+        let pin = WallClockPin(time: Self.seconds(69.6), wallClockTime: rig.clock.wallClockNow() + lead)
+        first.wallClockPin = pin
+        let next = PlayerItem(url: Fixtures.path("sync.mp4"))
+        next.isAudioEnabled = false
+        // Where the first item's timeline puts the next one's start (70 s, its end).
+        let seam = pin.wallClockTime + Self.seconds(0.4)
+        if nextPinned { next.wallClockPin = WallClockPin(time: .zero, wallClockTime: seam) }
+        let player = rig.player([first, next], source: .wallClock(offset: .zero))
+        defer { player.invalidate() }
+        player.play()
+        rig.run(for: Self.seconds(3))
+        let frames = rig.records.frames
+        let after = frames.filter { $0.itemIndex == 1 }
+        #expect(after.count >= 50, "\(after.count) frames of the next item")
+        #expect(after.first?.presentationTime == .zero)
+        for (frame, late) in Self.lateness(after, pin: WallClockPin(time: .zero, wallClockTime: seam)) {
+            #expect(late >= .zero && late < MediaTime(value: 1, timescale: 60), "\(frame.presentationTime.seconds) late by \(late.seconds) s")
+        }
+        #expect(rig.records.events(.syncAdjust).isEmpty, "\(rig.records.events(.syncAdjust).map { ($0.error?.seconds, $0.adjustment) })")
+        #expect(rig.records.events(.syncSeek).isEmpty)
+        #expect(frames.allSatisfy { $0.droppedFrames == 0 })
+    }
+
     @Test("a wall-clock step of 80 ms is eased out by retiming the picture, without a seek; one of 2 s is one seek")
     func wallClockStepsWithoutSound() throws {
         let rig = Rig(audio: false)

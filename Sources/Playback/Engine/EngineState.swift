@@ -350,7 +350,9 @@ struct EngineState {
     }
 
     /// The pin of the item that just became current: its own wall-clock pin, else (at a gapless
-    /// seam) the last item's timeline going on; a start that is not a seam snaps to it.
+    /// seam) the last item's timeline going on. Its first frame starts the timeline on the pin,
+    /// at a seam too: a seam's instant falls between refreshes, and a clock anchored on the
+    /// refresh its first frame shows at would run up to a refresh behind the pin.
     mutating func pinCurrentItem(_ item: PlayerItem?, startTime: MediaTime, previousEnd: MediaTime?) {
         let previous = pin
         pin = nil
@@ -371,7 +373,7 @@ struct EngineState {
         case .audioOutput:
             break
         }
-        snapsToPin = previousEnd == nil && pin != nil
+        snapsToPin = pin != nil
     }
 
     /// An output can no longer work: the player fails for good and stops.
