@@ -478,10 +478,17 @@ class BootTest:
         shape (signal to residual >= 25 dB) and level (within 0.5 dB of 0.8 x). Each stretch must
         match in most of its windows and in its median one: under TCG the emulated machine
         sometimes cannot refill the card in time, and the few windows around such an underrun (the
-        player's count is in its status, `audioUnderruns`) hold a gap; wrong content, a wrong
-        level or a wrong rate matches nowhere. Not bit for bit: through ALSA's `default` device
-        (plug, dmix) the emulated card's stream is resampled on its way to QEMU's capture; the
-        bit-exact check of the engine's sound is Image/vm-kms-test.sh's audio case, on hw:0,0."""
+        player's count is in its status, `audioUnderruns`) hold a gap; wrong content or a wrong
+        level matches nowhere. The player follows the wall clock, and eases an error out by
+        resampling its sound up to 0.5 % faster or slower (`sync-adjust`): under TCG, where the
+        emulated card's clock wanders against the guest's wall clock, it does so for seconds at a
+        time, and 0.2 % moves a 440 Hz tone by 18 samples across a window. So each window is
+        compared at the speed it plays at, measured from where its two halves lie in the decode
+        (within 0.6 %: the follower's limit and the emulator's own drift), when that matches
+        better than at 1:1; the largest speed used is reported per stretch. Not bit for bit:
+        through ALSA's `default` device (plug, dmix) the emulated card's stream is resampled on its
+        way to QEMU's capture; the bit-exact check of the engine's sound is Image/vm-kms-test.sh's
+        audio case, on hw:0,0."""
         media = os.path.join(os.path.dirname(self.arguments.schedule), "media", "h264_aac.mp4")
         reference = subprocess.run(["ffmpeg", "-hide_banner", "-loglevel", "error", "-nostdin", "-i", media, "-map", "0:a",
                                     "-f", "s16le", "-ar", "48000", "-ac", "2", "-"], check=True, capture_output=True).stdout
@@ -500,21 +507,34 @@ class BootTest:
         spectrum = np.fft.rfft(reference[:, 0], n=size)
         stretches, failed = [], []
         for start, stop in loud:
-            ratios, gains = [], []
+            ratios, gains, speeds = [], [], []
             for offset in range(start + edge, stop - edge - window + 1, hop):
                 piece = captured[offset:offset + window]
                 correlation = np.fft.irfft(spectrum * np.conj(np.fft.rfft(piece[:, 0], n=size)))
                 lag = int(np.argmax(correlation[: len(reference) - window]))
-                expected = reference[lag:lag + window]
-                gain = float(np.sum(piece * expected) / max(np.sum(expected * expected), 1e-9))
-                residual = piece - gain * expected
-                ratios.append(10 * math.log10(max(np.sum(piece ** 2), 1e-9) / max(np.sum(residual ** 2), 1e-9)))
-                gains.append(20 * math.log10(max(gain, 1e-9) / 0.8))
+                ratio, gain = self.likeness(piece, reference, lag + np.arange(window, dtype=np.float64))
+                speed = self.speed(piece, reference, lag)
+                if speed is not None:
+                    # The line through the two halves' centres, at the speed they give.
+                    centre, rate = speed
+                    fitted = self.likeness(piece, reference, centre + (np.arange(window) - window / 4) * rate)
+                    if fitted[0] > ratio:
+                        (ratio, gain), rate_used = fitted, rate
+                    else:
+                        rate_used = 1.0
+                else:
+                    rate_used = 1.0
+                ratios.append(ratio)
+                gains.append(gain)
+                speeds.append((rate_used - 1) * 1e6)
             if not ratios:
                 continue
             matches = sum(1 for r, g in zip(ratios, gains) if r >= 25 and abs(g) <= 0.5)
             median_ratio, median_gain = float(np.median(ratios)), float(np.median(gains))
-            summary = f"{matches}/{len(ratios)} windows, median {median_ratio:.1f} dB ({median_gain:+.2f} dB level)"
+            # The largest speed change among the windows that match (a glitch's fit means nothing).
+            fastest = max((v for v, r, g in zip(speeds, ratios, gains) if r >= 25 and abs(g) <= 0.5), key=abs, default=0.0)
+            summary = (f"{matches}/{len(ratios)} windows, median {median_ratio:.1f} dB ({median_gain:+.2f} dB level, "
+                       f"speed up to {fastest:+.0f} ppm)")
             stretches.append(summary)
             if matches * 3 < len(ratios) * 2 or median_ratio < 25 or abs(median_gain) > 0.5:
                 failed.append(summary)
@@ -524,12 +544,47 @@ class BootTest:
             underruns = f"unknown ({error})"
         report = "; ".join(stretches)
         self.figures.append(("sound against FFmpeg's decode, per stretch: windows matching (>= 25 dB, level within 0.5 dB "
-                             "of 0.8); the player's underruns so far", f"{report}; underruns {underruns}"))
+                             "of 0.8; the largest speed change fitted); the player's underruns so far", f"{report}; underruns {underruns}"))
         if not stretches:
             raise Failure(f"no loud stretch is long enough to compare: {loud}")
         if failed:
             raise Failure(f"the capture is not the soundtrack at volume 0.8: {'; '.join(failed)} (underruns {underruns})")
         return f"{len(stretches)} stretches of the soundtrack in {len(captured) / 48000:.0f} s captured: {report}; underruns {underruns}"
+
+    @staticmethod
+    def likeness(piece, reference, positions):
+        """How well `piece` is the reference read at `positions` (fractional samples, linearly
+        interpolated), times a gain: the signal to residual ratio in dB and the gain against
+        0.8 in dB."""
+        grid = np.arange(len(reference))
+        expected = np.stack([np.interp(positions, grid, reference[:, channel]) for channel in (0, 1)], axis=1)
+        gain = float(np.sum(piece * expected) / max(np.sum(expected * expected), 1e-9))
+        residual = piece - gain * expected
+        ratio = 10 * math.log10(max(np.sum(piece ** 2), 1e-9) / max(np.sum(residual ** 2), 1e-9))
+        return ratio, 20 * math.log10(max(gain, 1e-9) / 0.8)
+
+    @staticmethod
+    def speed(piece, reference, lag, search=64, limit=0.006):
+        """Where `piece`'s first half's centre lies in the reference and how fast the piece
+        plays it (reference samples per captured sample), from each half's best match near
+        `lag` (to a fraction of a sample); None past `limit` either way."""
+        half = len(piece) // 2
+        centres = []
+        for index, guess in ((0, lag), (1, lag + half)):
+            part = piece[index * half:(index + 1) * half, 0]
+            low, high = max(0, guess - search), min(len(reference) - half, guess + search)
+            if high <= low:
+                return None
+            scores = np.correlate(reference[low:high + half, 0], part, mode="valid")
+            best = int(np.argmax(scores))
+            shift = 0.0
+            if 0 < best < len(scores) - 1:
+                before, at, after = scores[best - 1:best + 2]
+                curve = before - 2 * at + after
+                shift = 0.5 * (before - after) / curve if curve != 0 else 0.0
+            centres.append(low + best + shift + half / 2)
+        rate = (centres[1] - centres[0]) / half
+        return (centres[0], rate) if abs(rate - 1) <= limit else None
 
     def capture(self):
         data = open(self.guest.audio_path, "rb").read()
