@@ -10,6 +10,9 @@
 # (Image/boot_test.py):
 #   a  power-on -> the demo's first frame on the screendump, in seconds, with its PSNR against the
 #      frame `vitrine thumbnails --exact` gives for that moment of the programme
+#   b  the sound captured from the emulated card is the demo's soundtrack as FFmpeg decodes it, at
+#      the item's volume: 0.2 s windows, each compared at the speed it plays (the player eases
+#      wall-clock errors out by resampling up to 0.5 %)
 #   c  the inspector (HTTPS, token) says the demo plays; its journal endpoint has this boot's lines
 #   h  systemd-analyze security vitrine.service <= 2.0 inside the guest; the critical chain printed;
 #      inside the unit's sandbox the decoding threads 5 nice steps below the render thread, and no
