@@ -202,6 +202,14 @@ struct PlayCommand: AsyncParsableCommand {
                 throw ExitCode(unreadable ? 2 : 1)
             }
         }
+        // --start-at is read in the schedule's time zone: a wrong one is refused before any device opens.
+        var startInstant: UTCInstant?
+        if let schedule, let startAt {
+            guard let instant = schedule.timeZone.parseInstant(startAt) else {
+                throw ValidationError("--start-at '\(startAt)': expected an ISO 8601 date-time, e.g. 2026-03-29T08:00:00Z")
+            }
+            startInstant = instant
+        }
         let writer: PresentationLogWriter?
         do { writer = try presentationLog.map { path throws(PresentationLogError) in try PresentationLogWriter(path: path) } } catch {
             throw ValidationError(error.description)
@@ -259,12 +267,7 @@ struct PlayCommand: AsyncParsableCommand {
         // hours alike; --clock-step steps it as NTP would.
         let shift = WallClockShift()
         var clock = ShowClock.system(offsetSeconds: clockOffset ?? 0, shift: shift)
-        if let schedule, let startAt {
-            guard let instant = schedule.timeZone.parseInstant(startAt) else {
-                throw ValidationError("--start-at '\(startAt)': expected an ISO 8601 date-time, e.g. 2026-03-29T08:00:00Z")
-            }
-            clock = .starting(at: instant, shift: shift)
-        }
+        if let startInstant { clock = .starting(at: startInstant, shift: shift) }
         if schedule != nil {
             scheduleClockSteps(clockSteps.compactMap(ClockStep.init(parsing:)), on: shift, logger: logger)
         }

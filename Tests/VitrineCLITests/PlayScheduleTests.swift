@@ -47,6 +47,22 @@ struct PlayScheduleTests {
         #expect(logo < 20, "the logo is up by 3.5 s (\(logo) dB)")
     }
 
+    @Test("a --start-at that is not a date-time is a usage error naming what is expected, before any device is opened or log written")
+    func badStartAt() throws {
+        let directory = try CommandRunner.temporaryDirectory("play-start-at")
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let log = directory + "/log.jsonl"
+        let schedule = CommandRunner.root.appendingPathComponent("Schedules/demo.toml").path
+        let run = try CommandRunner.vitrine([
+            "play", schedule, "--display", "headless", "--no-audio", "--start-at", "2026-01-01T00:01:69Z",
+            "--duration", "1", "--presentation-log", log,
+        ])
+        #expect(run.status == 64, "\(run.stderr)")
+        #expect(run.stderr.contains("--start-at '2026-01-01T00:01:69Z': expected an ISO 8601 date-time"), "\(run.stderr)")
+        #expect(!run.stderr.contains("display:"), "the display was opened first: \(run.stderr)")
+        #expect(!FileManager.default.fileExists(atPath: log))
+    }
+
     @Test("the layout example: its three zones play on one screen, each zone's frames named in the presentation log, the ticker zone's overlay shown")
     func layoutExample() throws {
         let directory = try CommandRunner.temporaryDirectory("play-layout")
