@@ -513,6 +513,7 @@ class BootTest:
                 correlation = np.fft.irfft(spectrum * np.conj(np.fft.rfft(piece[:, 0], n=size)))
                 lag = int(np.argmax(correlation[: len(reference) - window]))
                 ratio, gain = self.likeness(piece, reference, lag + np.arange(window, dtype=np.float64))
+                rate_used = 1.0
                 speed = self.speed(piece, reference, lag)
                 if speed is not None:
                     # The line through the two halves' centres, at the speed they give.
@@ -520,19 +521,16 @@ class BootTest:
                     fitted = self.likeness(piece, reference, centre + (np.arange(window) - window / 4) * rate)
                     if fitted[0] > ratio:
                         (ratio, gain), rate_used = fitted, rate
-                    else:
-                        rate_used = 1.0
-                else:
-                    rate_used = 1.0
                 ratios.append(ratio)
                 gains.append(gain)
                 speeds.append((rate_used - 1) * 1e6)
             if not ratios:
                 continue
-            matches = sum(1 for r, g in zip(ratios, gains) if r >= 25 and abs(g) <= 0.5)
+            matching = [r >= 25 and abs(g) <= 0.5 for r, g in zip(ratios, gains)]
+            matches = sum(matching)
             median_ratio, median_gain = float(np.median(ratios)), float(np.median(gains))
             # The largest speed change among the windows that match (a glitch's fit means nothing).
-            fastest = max((v for v, r, g in zip(speeds, ratios, gains) if r >= 25 and abs(g) <= 0.5), key=abs, default=0.0)
+            fastest = max((v for v, match in zip(speeds, matching) if match), key=abs, default=0.0)
             summary = (f"{matches}/{len(ratios)} windows, median {median_ratio:.1f} dB ({median_gain:+.2f} dB level, "
                        f"speed up to {fastest:+.0f} ppm)")
             stretches.append(summary)
