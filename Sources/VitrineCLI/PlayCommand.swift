@@ -297,11 +297,17 @@ struct PlayCommand: AsyncParsableCommand {
             playback = .queue(player)
         }
 
+        // A show starts now, not once the screen is ready: its first item then opens and decodes
+        // while the display's renderer starts (each takes tens of milliseconds on a CPU renderer,
+        // seconds on a slow box; one after the other they added up before the first picture).
+        if case .show(let show) = playback { show.start() }
+
         // The display's renderer has been starting on its own thread, the sound device opening on the
         // output's, and the first item opening and decoding on its own: a screen that cannot draw
         // stops the command here.
         do { try await screen.ready() } catch {
             printError("vitrine play: \(screen.name): \(error)")
+            if case .show(let show) = playback { show.stop() }
             throw ExitCode(1)
         }
 

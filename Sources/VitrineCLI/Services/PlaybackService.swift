@@ -27,7 +27,7 @@ struct PlaybackService: Service, CustomStringConvertible {
     func run() async throws {
         let started = clock.now()
         switch playback {
-        case .show(let show): show.start()
+        case .show(let show): show.start()  // when its maker has not already
         case .queue(let player): player.play()
         }
         await cancelWhenGracefulShutdown {
