@@ -61,6 +61,37 @@ struct TrackDescription: Sendable {
     var isPlayable: Bool
 }
 
+/// What a decode thread, started before the input opens, is given to decode.
+enum DecodeStart<Setup: Sendable>: Sendable {
+    /// The input is not open yet.
+    case pending
+    /// Nothing: the stream is absent or undecodable, or the input did not open.
+    case none
+    case decode(Setup)
+
+    var isPending: Bool {
+        if case .pending = self { return true }
+        return false
+    }
+}
+
+/// The video decode thread's decoder and what it needs to time and convert its frames.
+struct VideoDecodeSetup: Sendable {
+    let decoder: Decoder
+    let adaptive: Bool
+    let stream: Int
+    let converter: VideoFrameConverter
+    let startTime: MediaTime
+    let frameDuration: MediaTime
+}
+
+/// The audio decode thread's decoder and resampler.
+struct AudioDecodeSetup: Sendable {
+    let decoder: Decoder
+    let resampler: AudioResampler
+    let startTime: MediaTime
+}
+
 /// Demux and decode of one item: a demux thread with bounded packet queues, one decode thread
 /// per played stream, and small decoded queues the engine consumes.
 ///
@@ -138,6 +169,10 @@ final class ItemPipeline: Sendable {
         /// A played stream whose decoder rejected every packet from some point to the end of input.
         var decodeFailure: MediaError?
         var decodeThreads: [NamedThread] = []
+        /// What the video decode thread decodes, once the demux thread has opened the input.
+        var videoStart = DecodeStart<VideoDecodeSetup>.pending
+        /// What the audio decode thread decodes, once the demux thread has opened the input.
+        var audioStart = DecodeStart<AudioDecodeSetup>.pending
         var input: Demuxer?
         var demuxThread: NamedThread?
         var audioWanted: Bool
@@ -229,19 +264,55 @@ final class ItemPipeline: Sendable {
         self.onEvent = onEvent
     }
 
-    /// Starts the demux thread, which opens the input and then the decode threads. A thread that
-    /// cannot start fails the item.
+    /// Starts the item's threads: the demux thread, which opens the input, and the video and audio
+    /// decode threads, which wait for it to give them their decoders (``Shared/videoStart``,
+    /// ``Shared/audioStart``). A thread that cannot start fails the item.
+    ///
+    /// All three exist when this returns. A thread created while another thread is inside
+    /// `dlopen` waits for it (glibc takes one lock for a `dlopen` and for a new thread's TLS); at a
+    /// player's start the display's renderer loads Mesa and LLVM for about 20 ms, so threads made
+    /// later, once the input was open, started that much late (see docs/playback-engine.md).
     func start() {
         let failure: ThreadStartError? = lock.withLock { state in
             guard state.demuxThread == nil, !state.stopping else { return nil }
             do throws(ThreadStartError) {
-                state.demuxThread = try NamedThread.start(name: "vitrine-demux") { [self] in demuxLoop() }
+                state.demuxThread = try NamedThread.start(name: "vitrine-demux") { [self] in
+                    lowerPriority()
+                    demuxLoop()
+                }
+                state.decodeThreads.append(try NamedThread.start(name: "vitrine-video") { [self] in
+                    lowerPriority()
+                    let start = lock.withLock(waitingFor: .videoWork, until: { $0.stopping || !$0.videoStart.isPending }) {
+                        $0.stopping ? .none : $0.videoStart
+                    }
+                    guard case .decode(let setup) = start else { return }
+                    videoDecodeLoop(setup.decoder, adaptive: setup.adaptive, stream: setup.stream, converter: setup.converter,
+                                    startTime: setup.startTime, frameDuration: setup.frameDuration)
+                })
+                state.decodeThreads.append(try NamedThread.start(name: "vitrine-audio") { [self] in
+                    lowerPriority()
+                    let start = lock.withLock(waitingFor: .audioWork, until: { $0.stopping || !$0.audioStart.isPending }) {
+                        $0.stopping ? .none : $0.audioStart
+                    }
+                    guard case .decode(let setup) = start else { return }
+                    audioDecodeLoop(setup.decoder, resampler: setup.resampler, startTime: setup.startTime)
+                })
                 return nil
             } catch {
+                // A decode thread already started waits for a decoder that will not come.
+                if state.videoStart.isPending { state.videoStart = .none }
+                if state.audioStart.isPending { state.audioStart = .none }
                 return error
             }
         }
+        lock.broadcastAll()
         if let failure { onEvent(.failed(.playback(source, "cannot play", .other, detail: "(\(failure))"))) }
+    }
+
+    /// Runs the calling thread (one of the pipeline's) ``niceSteps`` below where it was started;
+    /// the threads it starts (FFmpeg's own) inherit that.
+    private func lowerPriority() {
+        if niceSteps > 0 { ThreadPriority.lowerCurrent(by: niceSteps) }
     }
 
     /// Stops every thread of the item and waits for them. Idempotent.
@@ -456,8 +527,9 @@ final class ItemPipeline: Sendable {
     // MARK: Demux thread
 
     private func demuxLoop() {
-        // Before anything opens: every thread started from here inherits the priority.
-        if niceSteps > 0 { ThreadPriority.lowerCurrent(by: niceSteps) }
+        // Whatever ends the demux thread early (an input that does not open, a stop) lets a
+        // decode thread still waiting for its decoder go.
+        defer { releaseWaitingDecodeThreads() }
         let opened: Demuxer
         do {
             opened = try Demuxer(source: source, openTimeout: .seconds(15), readTimeout: .seconds(10), interruption: interruption)
@@ -500,40 +572,32 @@ final class ItemPipeline: Sendable {
             duration: opened.duration.isNumeric && opened.duration > .zero ? opened.duration : .indefinite, hasVideo: videoDecoder != nil, hasAudio: audioDecoder != nil,
             presentationSize: size, isSeekable: opened.isSeekable, tracks: tracks,
             audioTrackError: videoDecoder != nil ? audioError : nil)
-        let proceed: Result<Bool, ThreadStartError> = lock.withLock { state in
-            guard !state.stopping else { return .success(false) }
+        let proceed: Bool = lock.withLock { state in
+            guard !state.stopping else { return false }
             state.input = opened
             if !streams.tracks.indices.contains(state.selectedAudioStream) || streams.tracks[state.selectedAudioStream].mediaType != .audio {
                 state.selectedAudioStream = streams.audioStream ?? -1
             }
             state.info = pipelineInfo
             if videoDecoder != nil, audioDecoder != nil, let video = streams.videoStream { state.audioEndTime = opened.streamEnd(video) }
-            do throws(ThreadStartError) {
-                if let videoDecoder, let index = streams.videoStream {
-                    let converter = VideoFrameConverter(rotation: streams.rotation, sampleAspectRatio: streams.sampleAspectRatio)
-                    state.decodeThreads.append(try NamedThread.start(name: "vitrine-video") { [self] in
-                        videoDecodeLoop(videoDecoder, adaptive: videoAdaptive, stream: index, converter: converter, startTime: startTime,
-                                        frameDuration: streams.nominalFrameDuration)
-                    })
-                }
-                if let audioDecoder {
-                    let resampler = AudioResampler(format: audioFormat)
-                    state.decodeThreads.append(try NamedThread.start(name: "vitrine-audio") { [self] in
-                        audioDecodeLoop(audioDecoder, resampler: resampler, startTime: startTime)
-                    })
-                }
-            } catch {
-                return .failure(error)
+            if let videoDecoder, let index = streams.videoStream {
+                state.videoStart = .decode(VideoDecodeSetup(
+                    decoder: videoDecoder, adaptive: videoAdaptive, stream: index,
+                    converter: VideoFrameConverter(rotation: streams.rotation, sampleAspectRatio: streams.sampleAspectRatio),
+                    startTime: startTime, frameDuration: streams.nominalFrameDuration))
+            } else {
+                state.videoStart = .none
             }
-            return .success(true)
+            if let audioDecoder {
+                state.audioStart = .decode(AudioDecodeSetup(
+                    decoder: audioDecoder, resampler: AudioResampler(format: audioFormat), startTime: startTime))
+            } else {
+                state.audioStart = .none
+            }
+            return true
         }
-        switch proceed {
-        case .success(true): break
-        case .success(false): return
-        case .failure(let error):
-            onEvent(.failed(.playback(source, "cannot play", .other, detail: "(\(error))")))
-            return
-        }
+        lock.broadcastAll()
+        guard proceed else { return }
         onEvent(.opened(pipelineInfo))
         checkReady()
 
@@ -623,6 +687,15 @@ final class ItemPipeline: Sendable {
     }
 
     // MARK: Decode threads
+
+    /// Tells a decode thread still waiting for its decoder that none is coming.
+    private func releaseWaitingDecodeThreads() {
+        lock.withLock { state in
+            if state.videoStart.isPending { state.videoStart = .none }
+            if state.audioStart.isPending { state.audioStart = .none }
+        }
+        lock.broadcastAll()
+    }
 
     /// A stream timestamp in item time (the container's start time is item time 0), kept in the
     /// stream's own timescale so it reads like ffprobe's.
