@@ -24,7 +24,13 @@ public protocol Display: VideoSink {
     /// Waits until the render thread has brought up the device and GL, which it does in the
     /// background after the display is made (so that the media can open meanwhile); throws why it
     /// could not (then every screenshot and refresh throws the same). Returns at once afterwards.
+    /// A display made not to start rendering yet starts now.
     func waitUntilReady() throws(DisplayError)
+    /// Starts the render thread of a display made with `startsRendering: false` (once; a display
+    /// that started at creation does nothing). Make the display first, queue what it will show,
+    /// then start it: the media's threads then exist before the renderer loads its driver (a
+    /// thread created during another thread's `dlopen` waits for it).
+    func startRendering() throws(DisplayError)
     /// The last presented frame exactly as presented. Blocks until the render thread has read it back.
     func screenshot() throws(DisplayError) -> Screenshot
     /// Receives display events (flip time-outs, re-initialisation, hotplug) on the render thread.
@@ -39,6 +45,8 @@ public protocol Display: VideoSink {
 
 extension Display {
     public var wall: WallTile { .whole }
+
+    public func startRendering() throws(DisplayError) {}
 
     /// ``waitUntilReady()`` for async code: the wait happens on a Dispatch worker, not on the
     /// caller's cooperative thread.

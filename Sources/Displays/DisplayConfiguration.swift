@@ -95,16 +95,20 @@ public struct DisplayConfigurationError: Error, Sendable, Hashable, CustomString
 ///
 /// `auto` tries KMS and falls back to headless only when no usable card exists (no DRM device, no
 /// connected screen); a card held by another process or a missing mode is an error, not a silent
-/// fallback. The choice is logged at `info`.
-public func makeDisplay(_ configuration: DisplayConfiguration, logger: Logger = Logger(label: "vitrine.display")) throws(DisplayError) -> any Display {
+/// fallback. The choice is logged at `info`. With `startsRendering` false the display's render
+/// thread waits for ``Display/startRendering()``.
+public func makeDisplay(
+    _ configuration: DisplayConfiguration, startsRendering: Bool = true, logger: Logger = Logger(label: "vitrine.display")
+) throws(DisplayError) -> any Display {
     func headless() throws(DisplayError) -> any Display {
         try HeadlessDisplay(mode: configuration.mode ?? .fullHD, rotation: configuration.rotation,
-                            gravity: configuration.gravity, wall: configuration.wall, logger: logger)
+                            gravity: configuration.gravity, wall: configuration.wall, startsRendering: startsRendering, logger: logger)
     }
     func kms() throws(DisplayError) -> any Display {
         try KMSDisplay(options: KMSDisplay.Options(card: configuration.card, connector: configuration.connector,
                                                    mode: configuration.mode, modeRateGiven: configuration.modeRateGiven),
-                       rotation: configuration.rotation, gravity: configuration.gravity, wall: configuration.wall, logger: logger)
+                       rotation: configuration.rotation, gravity: configuration.gravity, wall: configuration.wall,
+                       startsRendering: startsRendering, logger: logger)
     }
     let display: any Display
     switch configuration.kind {

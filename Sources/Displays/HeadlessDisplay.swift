@@ -17,7 +17,8 @@ public final class HeadlessDisplay: Display {
     private let loop: RenderLoop
 
     /// Starts the render thread, which opens the surfaceless EGL platform in the background
-    /// (``waitUntilReady()`` says how that went).
+    /// (``waitUntilReady()`` says how that went); with `startsRendering` false, at
+    /// ``startRendering()`` instead.
     ///
     /// - Parameters:
     ///   - pacing: `.timer` for real playback; `.manual` to step with ``refresh()``.
@@ -27,7 +28,7 @@ public final class HeadlessDisplay: Display {
     public init(
         mode: DisplayMode = .fullHD, rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect, wall: WallTile = .whole,
         pacing: RefreshPacing = .timer, clock: any HostClock = MonotonicClock(), maximumGLESVersion: Int = 3,
-        logger: Logger = Logger(label: "vitrine.display.headless")
+        startsRendering: Bool = true, logger: Logger = Logger(label: "vitrine.display.headless")
     ) throws(DisplayError) {
         self.mode = mode
         self.rotation = rotation
@@ -37,7 +38,7 @@ public final class HeadlessDisplay: Display {
                                         maximumGLESVersion: maximumGLESVersion, clock: clock, logger: logger),
             refreshInterval: mode.refreshInterval, rotation: rotation,
             outputSize: rotation.swapsAxes ? (mode.height, mode.width) : (mode.width, mode.height), wall: wall, gravity: gravity,
-            pacing: pacing, clock: clock, logger: logger)
+            pacing: pacing, clock: clock, logger: logger, startsRendering: startsRendering)
         logger.debug("headless display ready", metadata: ["mode": "\(mode)", "rotation": "\(rotation.rawValue)"])
     }
 
@@ -60,6 +61,7 @@ public final class HeadlessDisplay: Display {
     /// is told through that layer.
     public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.layers.rootLayer.setFailureHandler(handler) }
     public func waitUntilReady() throws(DisplayError) { try loop.waitUntilReady() }
+    public func startRendering() throws(DisplayError) { try loop.start() }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
     public var heartbeat: UInt64 { loop.heartbeat }

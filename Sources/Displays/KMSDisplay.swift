@@ -50,13 +50,14 @@ public final class KMSDisplay: Display {
     }
 
     /// Opens the card, takes DRM master and picks the mode, then starts the render thread, which
-    /// brings up GBM and EGL in the background (``waitUntilReady()`` says how that went).
+    /// brings up GBM and EGL in the background (``waitUntilReady()`` says how that went); with
+    /// `startsRendering` false, at ``startRendering()`` instead.
     ///
     /// - Throws: ``DisplayError/noDevice(tried:)`` naming each card tried and why;
     ///   ``DisplayError/drmMasterHeld(card:)``; ``DisplayError/modeUnavailable(requested:available:)``.
     ///   `wall` is the part of a video wall's picture this screen shows (``WallTile/whole``: all of it).
     public init(options: Options = Options(), rotation: Rotation = .none, gravity: VideoGravity = .resizeAspect, wall: WallTile = .whole,
-                logger: Logger = Logger(label: "vitrine.display.kms")) throws(DisplayError) {
+                startsRendering: Bool = true, logger: Logger = Logger(label: "vitrine.display.kms")) throws(DisplayError) {
         var options = options
         // An escape hatch for drivers whose atomic support is broken.
         if let value = getenv("VITRINE_KMS_LEGACY"), String(cString: value) == "1" { options.forceLegacy = true }
@@ -71,7 +72,7 @@ public final class KMSDisplay: Display {
         let modesetting = backend.usesAtomic ? "atomic" : "legacy", card = backend.cardPath, connector = backend.output.connectorName
         loop = try RenderLoop(backend: backend, refreshInterval: backend.mode.displayMode.refreshInterval, rotation: rotation,
                               outputSize: size, wall: wall,
-                              gravity: gravity, pacing: .timer, clock: MonotonicClock(), logger: logger)
+                              gravity: gravity, pacing: .timer, clock: MonotonicClock(), logger: logger, startsRendering: startsRendering)
         logger.info("KMS display ready", metadata: [
             "card": "\(card)", "connector": "\(connector)", "mode": "\(mode)", "modesetting": "\(modesetting)",
         ])
@@ -95,6 +96,7 @@ public final class KMSDisplay: Display {
     /// is told through that layer.
     public func setFailureHandler(_ handler: (@Sendable (MediaError) -> Void)?) { loop.layers.rootLayer.setFailureHandler(handler) }
     public func waitUntilReady() throws(DisplayError) { try loop.waitUntilReady() }
+    public func startRendering() throws(DisplayError) { try loop.start() }
     public func screenshot() throws(DisplayError) -> Screenshot { try loop.screenshot() }
     public func stop() { loop.stop() }
     public var heartbeat: UInt64 { loop.heartbeat }

@@ -74,6 +74,8 @@ final class RenderLoop: Sendable {
         /// `nil` while the render thread brings up the device and GL; then how that went.
         var startup: Result<Void, DisplayError>?
         var eventHandler: (@Sendable (DisplayEvent) -> Void)?
+        /// Whether ``RenderLoop/start()`` has begun the render thread (it may not have been asked yet).
+        var startRequested = false
         var thread: NamedThread?
     }
 
@@ -98,12 +100,15 @@ final class RenderLoop: Sendable {
     private let logger: Logger
     private let context: ThreadBound<Context>
 
-    /// Starts the render thread, which then opens the backend and builds the compositor, while the
-    /// caller goes on (opening the media meanwhile: on a CPU renderer the start costs ~100 ms).
-    /// ``waitUntilReady()`` says how the start went; jobs and refreshes wait for it. `outputSize`
-    /// is the upright screen's size (after rotation), told to the player layers that join.
+    /// Makes the loop and, with `startsRendering`, starts its render thread, which then opens the
+    /// backend and builds the compositor while the caller goes on (opening the media meanwhile: on
+    /// a CPU renderer the start costs ~100 ms). Without it the thread starts at ``start()``, or at
+    /// the first ``waitUntilReady()`` or job. ``waitUntilReady()`` says how the start went; jobs and
+    /// refreshes wait for it. `outputSize` is the upright screen's size (after rotation), told to
+    /// the player layers that join.
     init(backend: any RenderBackend, refreshInterval: MediaTime, rotation: Rotation, outputSize: (width: Int, height: Int),
-         wall: WallTile = .whole, gravity: VideoGravity, pacing: RefreshPacing, clock: any HostClock, logger: Logger) throws(DisplayError) {
+         wall: WallTile = .whole, gravity: VideoGravity, pacing: RefreshPacing, clock: any HostClock, logger: Logger,
+         startsRendering: Bool = true) throws(DisplayError) {
         self.layers = LayerStack(gravity: gravity, logger: logger) { tree in
             PlayerLayer.Host(tree: tree, refreshInterval: refreshInterval, outputWidth: outputSize.width, outputHeight: outputSize.height)
         }
@@ -114,6 +119,17 @@ final class RenderLoop: Sendable {
         self.pacing = pacing
         self.logger = logger
         self.context = ThreadBound(Context(backend: backend), resource: "the display device and its GL context")
+        if startsRendering { try start() }
+    }
+
+    /// Starts the render thread (once; later calls, and calls after ``stop()``, do nothing).
+    func start() throws(DisplayError) {
+        let first = shared.withLock { state -> Bool in
+            guard !state.startRequested, !state.stopping else { return false }
+            state.startRequested = true
+            return true
+        }
+        guard first else { return }
         do {
             let thread = try NamedThread.start(name: "vitrine-render") { [self] in
                 self.context.claim()
@@ -143,13 +159,18 @@ final class RenderLoop: Sendable {
             }
             shared.withLock { $0.thread = thread }
         } catch {
-            throw .gl("\(error)")
+            let failure = DisplayError.gl("\(error)")
+            shared.withLock { $0.startup = .failure(failure) }
+            started.signal()
+            throw failure
         }
     }
 
-    /// Waits until the render thread has opened the device and built the compositor; throws why
-    /// it could not. Returns at once once that is known.
+    /// Waits until the render thread has opened the device and built the compositor (starting
+    /// it if nothing has); throws why it could not. Returns at once once that is known.
     func waitUntilReady() throws(DisplayError) {
+        try start()
+        guard shared.withLock({ $0.startRequested }) else { throw .notRunning }  // stopped before it started
         if shared.withLock({ $0.startup }) == nil {
             started.wait()
             started.signal()
@@ -187,11 +208,11 @@ final class RenderLoop: Sendable {
 
     private var onRenderThread: Bool { context.isOwnedByCurrentThread }
 
-    /// Runs `body` on the render thread and returns its result; inline when already there.
     /// Runs `body` on the render thread and returns its result; `afterRefresh`: right after the next
     /// refresh (timer pacing), where it delays no frame.
     func perform<T: Sendable>(afterRefresh: Bool = false, _ body: @escaping @Sendable (Context) -> T) throws(DisplayError) -> T {
         if onRenderThread { return body(context.value) }
+        try start()
         let result = LockedValue<T?>(nil)
         let done = DispatchSemaphore(value: 0)
         let deferred = afterRefresh && pacing == .timer
@@ -236,11 +257,11 @@ final class RenderLoop: Sendable {
     /// Stops the thread and waits for it to release the device. Idempotent; safe from the render thread
     /// (then the device is released when the current refresh returns).
     func stop() {
-        let first = shared.withLock { state -> Bool in
+        let (first, running) = shared.withLock { state -> (Bool, Bool) in
             defer { state.stopping = true }
-            return !state.stopping
+            return (!state.stopping, state.startRequested)
         }
-        guard first else { return }
+        guard first, running else { return }
         wake.signal()
         if !onRenderThread {
             finished.wait()

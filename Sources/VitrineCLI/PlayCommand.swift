@@ -302,10 +302,15 @@ struct PlayCommand: AsyncParsableCommand {
         // seconds on a slow box; one after the other they added up before the first picture).
         if case .show(let show) = playback { show.start() }
 
-        // The display's renderer has been starting on its own thread, the sound device opening on the
-        // output's, and the first item opening and decoding on its own: a screen that cannot draw
-        // stops the command here.
-        do { try await screen.ready() } catch {
+        // The renderer starts only now, once the first item's threads exist: a thread created
+        // while the renderer loads its driver (Mesa and LLVM: ~20 ms) waits for the load to end.
+        // Then the renderer starts on its own thread, the sound device opens on the output's, and
+        // the first item opens and decodes on its own: a screen that cannot draw stops the
+        // command here.
+        do {
+            try screen.startRendering()
+            try await screen.ready()
+        } catch {
             printError("vitrine play: \(screen.name): \(error)")
             if case .show(let show) = playback { show.stop() }
             throw ExitCode(1)
@@ -547,6 +552,7 @@ struct PlayCommand: AsyncParsableCommand {
         }
     }
 
+    /// The display, its render thread not started yet (``Display/startRendering()``).
     private func openDisplay(_ configuration: DisplayConfiguration, logger: Logger) throws -> any Display {
         var configuration = configuration
         if configuration.kind == .auto, configuration.mode == nil {
@@ -554,14 +560,14 @@ struct PlayCommand: AsyncParsableCommand {
             do {
                 var kms = configuration
                 kms.kind = .kms
-                return try makeDisplay(kms, logger: Logger(label: "vitrine.display"))
+                return try makeDisplay(kms, startsRendering: false, logger: Logger(label: "vitrine.display"))
             } catch .noDevice(let tried) {
                 logger.info("display: no usable KMS device, rendering headless", metadata: ["tried": "\(tried.joined(separator: "; "))"])
                 configuration.kind = .headless
                 configuration.mode = DisplayMode(width: 1920, height: 1080, refreshMillihertz: Int(refreshRate) * 1000)
             }
         }
-        return try makeDisplay(configuration, logger: Logger(label: "vitrine.display"))
+        return try makeDisplay(configuration, startsRendering: false, logger: Logger(label: "vitrine.display"))
     }
 }
 

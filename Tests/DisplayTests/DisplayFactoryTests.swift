@@ -50,6 +50,26 @@ struct DisplayFactoryTests {
         #expect(display.outputSize == (48, 64))
     }
 
+    @Test("a display made not to start rendering has no render loop running until it is started; one stopped first never starts")
+    func deferredRendering() throws {
+        let display = try makeDisplay(DisplayConfiguration(kind: .headless, mode: DisplayMode(width: 64, height: 48)), startsRendering: false)
+        defer { display.stop() }
+        Thread.sleep(forTimeInterval: 0.2)
+        #expect(display.heartbeat == 0)
+        try display.startRendering()
+        try display.waitUntilReady()
+        try display.startRendering()  // once only
+        let deadline = Date().addingTimeInterval(30)
+        while display.heartbeat < 3 && Date() < deadline { Thread.sleep(forTimeInterval: 0.01) }
+        #expect(display.heartbeat >= 3)
+
+        let neverStarted = try makeDisplay(DisplayConfiguration(kind: .headless, mode: DisplayMode(width: 64, height: 48)), startsRendering: false)
+        neverStarted.stop()  // returns: there is no render thread to wait for
+        #expect(throws: DisplayError.notRunning) { try neverStarted.waitUntilReady() }
+        #expect(throws: DisplayError.notRunning) { try neverStarted.screenshot() }
+        #expect(neverStarted.heartbeat == 0)
+    }
+
     @Test("auto falls back to headless when there is no usable card", .enabled(if: !hasDRM))
     func autoFallsBack() throws {
         let display = try makeDisplay(DisplayConfiguration(kind: .auto, mode: DisplayMode(width: 64, height: 48)))
