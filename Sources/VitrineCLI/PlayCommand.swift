@@ -367,7 +367,7 @@ struct PlayCommand: AsyncParsableCommand {
                                                  logger: Logger(label: "vitrine.setup")))
             }
         }
-        services.append(PlaybackService(playback: playback, limit: limit, clock: MonotonicClock(), pollInterval: .milliseconds(20),
+        services.append(PlaybackService(playback: playback, limit: limit, clock: MonotonicClock(), pollInterval: nil,
                                         notifier: notifier))
         let state = stateDirectory.map { StateStore(directory: $0) }
         if let state { recordStart(in: state, logger: logger) }
@@ -527,7 +527,7 @@ struct PlayCommand: AsyncParsableCommand {
             services.append(AudioService(output: sound.output) { sound.soundtrack.close() })
         }
         services += [
-            PlaybackService(playback: .queue(player), limit: limit, clock: clock, pollInterval: .milliseconds(simulatedClock ? 2 : 20)),
+            PlaybackService(playback: .queue(player), limit: limit, clock: clock, pollInterval: simulatedClock ? .milliseconds(2) : nil),
         ]
         do { try await ServiceRunner.run(services, logger: Logger(label: "vitrine.play")) } catch {
             printError("vitrine play: stopping: \(error)")
