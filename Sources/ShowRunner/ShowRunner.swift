@@ -172,18 +172,14 @@ public final class ShowRunner: @unchecked Sendable {
     }
 
     /// Resolves the programme for now, queues it and starts playing (and watching the file).
-    /// Idempotent: only the first call starts the show.
     public func start() {
-        let first = queue.sync { () -> Bool in
-            guard !started else { return false }
+        queue.sync {
             started = true
             logLoaded()
             let now = configuration.clock.now()
             rebuild(at: now)
             updateZones(now: now, winner: resolver.winner(at: now))
-            return true
         }
-        guard first else { return }
         player.play()
         if configuration.automaticTicks {
             let timer = DispatchSource.makeTimerSource(queue: queue)

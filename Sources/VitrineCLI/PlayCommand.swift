@@ -297,22 +297,17 @@ struct PlayCommand: AsyncParsableCommand {
             playback = .queue(player)
         }
 
-        // A show starts now, not once the screen is ready: its first item then opens and decodes
-        // while the display's renderer starts (each takes tens of milliseconds on a CPU renderer,
-        // seconds on a slow box; one after the other they added up before the first picture).
-        if case .show(let show) = playback { show.start() }
-
-        // The renderer starts only now, once the first item's threads exist: a thread created
+        // The renderer starts only now, once a queue's first item has its threads: a thread created
         // while the renderer loads its driver (Mesa and LLVM: ~20 ms) waits for the load to end.
-        // Then the renderer starts on its own thread, the sound device opens on the output's, and
-        // the first item opens and decodes on its own: a screen that cannot draw stops the
-        // command here.
+        // While it starts, the sound device opens on the output's thread and the first item opens
+        // and decodes on its own (a show starts once the screen is ready: started before, its first
+        // picture was decoded for a moment of the programme long past when a slow renderer came
+        // up — docs/playback-engine.md). A screen that cannot draw stops the command here.
         do {
             try screen.startRendering()
             try await screen.ready()
         } catch {
             printError("vitrine play: \(screen.name): \(error)")
-            if case .show(let show) = playback { show.stop() }
             throw ExitCode(1)
         }
 

@@ -32,7 +32,7 @@ struct PlaybackService: Service, CustomStringConvertible {
         // Subscribed before playing starts, so the queue's end cannot come before it.
         let events: AsyncStream<PlayerEvent>? = if case .queue(let player) = playback { player.events } else { nil }
         switch playback {
-        case .show(let show): show.start()  // when its maker has not already
+        case .show(let show): show.start()
         case .queue(let player): player.play()
         }
         await cancelWhenGracefulShutdown {
