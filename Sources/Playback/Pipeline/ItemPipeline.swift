@@ -203,6 +203,12 @@ final class ItemPipeline: Sendable {
             return videoFull && audioFull
         }
 
+        /// No decoder is coming for a decode thread still waiting for one.
+        mutating func releasePendingDecoders() {
+            if videoStart.isPending { videoStart = .none }
+            if audioStart.isPending { audioStart = .none }
+        }
+
         /// Whether every played stream has been decoded to its end for the current serial.
         var decodeFinished: Bool {
             guard let info else { return false }
@@ -282,31 +288,26 @@ final class ItemPipeline: Sendable {
                 }
                 state.decodeThreads.append(try NamedThread.start(name: "vitrine-video") { [self] in
                     lowerPriority()
-                    let start = lock.withLock(waitingFor: .videoWork, until: { $0.stopping || !$0.videoStart.isPending }) {
-                        $0.stopping ? .none : $0.videoStart
-                    }
-                    guard case .decode(let setup) = start else { return }
+                    guard let setup = awaitDecoder(\.videoStart, as: .videoWork) else { return }
                     videoDecodeLoop(setup.decoder, adaptive: setup.adaptive, stream: setup.stream, converter: setup.converter,
                                     startTime: setup.startTime, frameDuration: setup.frameDuration)
                 })
                 state.decodeThreads.append(try NamedThread.start(name: "vitrine-audio") { [self] in
                     lowerPriority()
-                    let start = lock.withLock(waitingFor: .audioWork, until: { $0.stopping || !$0.audioStart.isPending }) {
-                        $0.stopping ? .none : $0.audioStart
-                    }
-                    guard case .decode(let setup) = start else { return }
+                    guard let setup = awaitDecoder(\.audioStart, as: .audioWork) else { return }
                     audioDecodeLoop(setup.decoder, resampler: setup.resampler, startTime: setup.startTime)
                 })
                 return nil
             } catch {
                 // A decode thread already started waits for a decoder that will not come.
-                if state.videoStart.isPending { state.videoStart = .none }
-                if state.audioStart.isPending { state.audioStart = .none }
+                state.releasePendingDecoders()
                 return error
             }
         }
-        lock.broadcastAll()
-        if let failure { onEvent(.failed(.playback(source, "cannot play", .other, detail: "(\(failure))"))) }
+        if let failure {
+            lock.broadcastAll()
+            onEvent(.failed(.playback(source, "cannot play", .other, detail: "(\(failure))")))
+        }
     }
 
     /// Runs the calling thread (one of the pipeline's) ``niceSteps`` below where it was started;
@@ -688,12 +689,18 @@ final class ItemPipeline: Sendable {
 
     // MARK: Decode threads
 
+    /// Waits (on a decode thread) until the demux thread says what it decodes; `nil`: nothing (no
+    /// such stream, no input, or the pipeline stops).
+    private func awaitDecoder<Setup>(_ start: KeyPath<Shared, DecodeStart<Setup>>, as waiter: Waiter) -> Setup? {
+        lock.withLock(waitingFor: waiter, until: { $0.stopping || !$0[keyPath: start].isPending }) { state in
+            guard !state.stopping, case .decode(let setup) = state[keyPath: start] else { return nil }
+            return setup
+        }
+    }
+
     /// Tells a decode thread still waiting for its decoder that none is coming.
     private func releaseWaitingDecodeThreads() {
-        lock.withLock { state in
-            if state.videoStart.isPending { state.videoStart = .none }
-            if state.audioStart.isPending { state.audioStart = .none }
-        }
+        lock.withLock { $0.releasePendingDecoders() }
         lock.broadcastAll()
     }
 

@@ -29,8 +29,9 @@ struct PlaybackService: Service, CustomStringConvertible {
 
     func run() async throws {
         let started = clock.now()
-        // Subscribed before playing starts, so the queue's end cannot come before it.
-        let events: AsyncStream<PlayerEvent>? = if case .queue(let player) = playback { player.events } else { nil }
+        // Subscribed before playing starts, so the queue's end cannot come before it (and only
+        // when it is read: a stream nobody reads keeps every event).
+        let events: AsyncStream<PlayerEvent>? = if pollInterval == nil, case .queue(let player) = playback { player.events } else { nil }
         switch playback {
         case .show(let show): show.start()
         case .queue(let player): player.play()
@@ -59,7 +60,7 @@ struct PlaybackService: Service, CustomStringConvertible {
                         }
                     }
                 }
-                // A show without a limit plays until the group shuts down (the task is cancelled).
+                // Until the group shuts down (the task is cancelled): all a show without a limit ends on.
                 group.addTask {
                     while !Task.isCancelled { try? await Task.sleep(for: .seconds(3600)) }
                 }
