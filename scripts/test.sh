@@ -15,67 +15,57 @@ if grep -E "^$PWD/(Sources|Tests)/.*warning:" .build/build.log; then
 fi
 
 bash scripts/fixtures.sh
+
+# Every step below runs even when one before it failed, so one run tells which pass: a real-time
+# test that fails on a busy host does not hide whether the fuzzing, the unit checks, ThreadSanitizer,
+# the VM proof and the boot test pass. The verdict, one line per step, comes at the end.
+results=()
+failed=0
+step() {
+    local name=$1; shift
+    local status
+    echo "test: === $name ==="
+    set +e
+    "$@"
+    status=$?
+    set -e
+    case $status in
+        0) results+=("passed   $name") ;;
+        77) results+=("SKIPPED  $name (the reason is printed above)") ;;
+        *) results+=("FAILED   $name (exit $status)"); failed=1 ;;
+    esac
+}
+
 # One test at a time: the suites drive real-time devices (ALSA, PulseAudio, EGL render threads)
 # and count the process's threads; on 2 cores, running them side by side measures the
-# scheduler, not Vitrine. The whole suite takes about nine minutes on 2 cores.
-swift test --skip-build --no-parallel
+# scheduler, not Vitrine.
+step "Swift suite" swift test --skip-build --no-parallel
 
 # Coverage-guided fuzzing (Fuzz/, docs/fuzzing.md): every input that ever failed, once, then
 # about a minute per target. Exits 77 with a SKIPPED line where the toolchain has no libFuzzer.
-set +e
-bash Fuzz/run.sh --regressions && bash Fuzz/run.sh 60
-fuzz_status=$?
-set -e
-case $fuzz_status in
-    0) echo "test: fuzzing passed" ;;
-    77) echo "test: fuzzing SKIPPED (see the reason above)" ;;
-    *) echo "test: fuzzing FAILED (the reproducer is named above)" >&2; exit 1 ;;
-esac
+fuzz() { bash Fuzz/run.sh --regressions && bash Fuzz/run.sh 60; }
+step "fuzzing" fuzz
 
 # The service unit: systemd-analyze verify, and an exposure of at most 2.0 in systemd-analyze security.
-set +e
-VITRINE_BINARY="$PWD/.build/debug/vitrine" bash systemd/check-units.sh
-units_status=$?
-set -e
-case $units_status in
-    0) ;;
-    77) echo "test: systemd unit checks SKIPPED (see the reason above)" ;;
-    *) echo "test: systemd unit checks FAILED" >&2; exit 1 ;;
-esac
+step "systemd unit checks" env VITRINE_BINARY="$PWD/.build/debug/vitrine" bash systemd/check-units.sh
 
 # The appliance's configuration files, with systemd's tools (Image/check-rootfs.sh).
-set +e
-bash Image/check-rootfs.sh
-rootfs_status=$?
-set -e
-case $rootfs_status in
-    0) ;;
-    77) echo "test: appliance configuration checks SKIPPED (see the reason above)" ;;
-    *) echo "test: appliance configuration checks FAILED" >&2; exit 1 ;;
-esac
+step "appliance configuration checks" bash Image/check-rootfs.sh
 
 # The whole suite again under ThreadSanitizer: no data race, no lock-order inversion.
-bash scripts/tsan.sh
+step "ThreadSanitizer suite" bash scripts/tsan.sh
 
 # The KMS display, proven in a QEMU VM (says SKIPPED and exits 77 where QEMU cannot run it).
-set +e
-bash Image/vm-kms-test.sh
-vm_status=$?
-set -e
-case $vm_status in
-    0) echo "test: VM KMS proof passed" ;;
-    77) echo "test: VM KMS proof SKIPPED (see the reason above)" ;;
-    *) echo "test: VM KMS proof FAILED" >&2; exit 1 ;;
-esac
+step "VM KMS proof" bash Image/vm-kms-test.sh
 
 # The appliance: the disk image built from Debian packages (Image/build.sh), booted in QEMU with
 # UEFI and checked from outside (says SKIPPED and exits 77 where it cannot run).
-set +e
-bash Image/boot-test.sh
-boot_status=$?
-set -e
-case $boot_status in
-    0) echo "test: appliance boot test passed" ;;
-    77) echo "test: appliance boot test SKIPPED (see the reason above)" ;;
-    *) echo "test: appliance boot test FAILED" >&2; exit 1 ;;
-esac
+step "appliance boot test" bash Image/boot-test.sh
+
+echo "test: summary"
+for line in "${results[@]}"; do echo "test:   $line"; done
+if [ "$failed" -ne 0 ]; then
+    echo "test: FAILED (the steps marked FAILED above; each step's output follows its '=== name ===' line above)" >&2
+    exit 1
+fi
+echo "test: all steps passed or were skipped with a reason"
