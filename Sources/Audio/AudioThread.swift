@@ -126,7 +126,9 @@ struct AudioThread {
             // queue, so they refill in bursts: a feeder (and the decoder behind it) wakes a few
             // times a second instead of every period. Flushes, closes and stops wake them at once.
             if wakesProducers { shared.broadcast() }
-            if isIdle, isClocked, running, let buffered { idle(buffered: buffered, format: format) }
+            if isIdle, isClocked, running, let buffered, let current = device {
+                idle(buffered: buffered, format: format, device: current)
+            }
 
             if device == nil, now - lastReopenNanos >= Int64(configuration.reopenIntervalMilliseconds) * 1_000_000 {
                 // The silent clock stands still while the open is tried (readings extrapolate four
@@ -157,12 +159,21 @@ struct AudioThread {
 
     /// While the output is idle, sleeps until the device has played its buffer down to
     /// ``idleFillPeriods`` or until an input has a period of sound to play (a producer's samples
-    /// wake it), whichever comes first.
-    private func idle(buffered: Int, format: DeviceFormat) {
-        let excess = buffered - AudioThread.idleFillPeriods * format.periodFrames
-        guard excess > 0 else { return }
-        let timeout = Duration.nanoseconds(Int64(excess) * 1_000_000_000 / Int64(format.sampleRate))
-        wait(timeout: timeout) { $0.hasSound(atLeast: format.periodFrames) }
+    /// wake it), whichever comes first. The device's fill is read again after each sleep: a device
+    /// that consumed late (a sound server starved on a busy host) is not given more silence on the
+    /// strength of the time alone, which would fill its buffer and put the next sound that much
+    /// later. A device that consumes nothing for the stall timeout is written to anyway, so the
+    /// write's own stall detection judges it.
+    private func idle(buffered: Int, format: DeviceFormat, device: PCMDevice) {
+        let target = AudioThread.idleFillPeriods * format.periodFrames
+        let giveUp = MonotonicClock.nanosecondsNow() + Int64(configuration.stallTimeoutMilliseconds) * 1_000_000
+        var buffered = buffered
+        while buffered > target {
+            let timeout = Duration.nanoseconds(Int64(buffered - target) * 1_000_000_000 / Int64(format.sampleRate))
+            if wait(timeout: timeout, until: { $0.hasSound(atLeast: format.periodFrames) }) { return }
+            guard MonotonicClock.nanosecondsNow() < giveUp, let now = device.bufferedFrames() else { return }
+            buffered = now
+        }
     }
 
     /// Before a device just opened is given anything: waits, for
@@ -179,12 +190,17 @@ struct AudioThread {
 
     /// Sleeps until `hasWork` holds, a stop is asked, or `timeout` passes; a producer's enqueue
     /// wakes it while ``OutputState/isAudioThreadIdle`` says it sleeps.
-    private func wait(timeout: Duration, until hasWork: (OutputState) -> Bool) {
+    /// Returns whether it woke for work or a stop rather than the timeout.
+    @discardableResult
+    private func wait(timeout: Duration, until hasWork: (OutputState) -> Bool) -> Bool {
         shared.withLock(waitingUntil: { state in
             let ready = state.stopRequested || hasWork(state)
             state.isAudioThreadIdle = !ready
             return ready
-        }, timeout: timeout) { $0.isAudioThreadIdle = false }
+        }, timeout: timeout) { state in
+            state.isAudioThreadIdle = false
+            return state.stopRequested || hasWork(state)
+        }
     }
 
     /// Closes a failed device and tells the observers.

@@ -50,6 +50,13 @@ final class PrivatePulseServer: @unchecked Sendable {
         Thread.sleep(forTimeInterval: 0.2)
     }
 
+    /// Stops the server's process (SIGSTOP), as a host too busy to schedule it would: its clients'
+    /// devices consume nothing until ``thaw()``.
+    func freeze() { if let process { kill(process.pid, SIGSTOP) } }
+
+    /// Lets a frozen server run again (SIGCONT).
+    func thaw() { if let process { kill(process.pid, SIGCONT) } }
+
     /// Terminates the server: its clients' streams fail.
     func stop() {
         process?.terminate()
