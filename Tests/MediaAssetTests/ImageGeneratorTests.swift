@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 import MediaAsset
 import MediaTime
@@ -134,6 +135,31 @@ struct ImageGeneratorTests {
         } throws: { error in
             guard let error = error as? MediaError else { return false }
             return error.reason == reason && error.description.hasPrefix(path)
+        }
+    }
+
+    @Test("an opaque image encodes as an RGB PNG, one with transparency as RGBA; both decode to the same pixels")
+    func pngColorTypes() throws {
+        // 37x23 (rows not a multiple of any alignment), pixels from a fixed-seed generator.
+        var seed: UInt32 = 12345
+        let noise = (0..<(37 * 23 * 4)).map { _ -> UInt8 in
+            seed = seed &* 1_103_515_245 &+ 12345
+            return UInt8(truncatingIfNeeded: seed >> 16)
+        }
+        let opaque = RGBAImage(width: 37, height: 23, pixels: noise.enumerated().map { $0.offset % 4 == 3 ? 255 : $0.element })
+        let translucent = RGBAImage(width: 37, height: 23, pixels: noise)
+        #expect(opaque.isOpaque && !translucent.isOpaque)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-png-\(getpid())").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        // IHDR's colour type is byte 25: 2 truecolour, 6 truecolour with alpha.
+        for (name, image, colorType) in [("opaque", opaque, UInt8(2)), ("translucent", translucent, UInt8(6))] {
+            let png = try image.pngData()
+            #expect(png.count > 25 && png[25] == colorType, "\(name): colour type \(png.count > 25 ? png[25] : 0)")
+            let path = folder + "/\(name).png"
+            try Data(png).write(to: URL(fileURLWithPath: path))
+            let decoded = try RGBAImage(contentsOf: path)
+            #expect(decoded == image, "\(name): the PNG does not decode to the pixels encoded")
         }
     }
 
