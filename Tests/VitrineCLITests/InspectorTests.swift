@@ -307,10 +307,11 @@ struct InspectorTests {
         let log = player.folder + "/log.jsonl"
         _ = MediaFaultTests.wait(for: log) { $0.filter { $0["type"] as? String == "frame" }.count > 25 }
 
-        // Six rounds of 5 s without clients then 5 s with 200 of them: a burst of the shared host's own
-        // noise falls in one round, not in one half. The clients stand in for machines across the
-        // network: at nice 19 they take only the CPU the player leaves (the inspector's threads are
-        // niced too, so the load they cause is the server's work, not the clients').
+        // Six rounds of 5 s without clients then 5 s with 200 of them (they run 7 s; the middle 5 s
+        // are counted): a burst of the shared host's own noise falls in one round, not in one half.
+        // The clients stand in for machines across the network: at nice 19 they take only the CPU
+        // the player leaves (the inspector's threads are niced too, so the load they cause is the
+        // server's work, not the clients').
         var quiet: [(presented: Int, dropped: Int)] = [], loaded: [(presented: Int, dropped: Int)] = []
         // Memory: the peak with clients against the peak without them. The player's resident set
         // steps up by some 40 to 70 MB when its 1080p decoder moves to FFmpeg's frame threads (the
@@ -334,19 +335,26 @@ struct InspectorTests {
             }
             let between = Self.frameCounts(log)
             quiet.append((between.presented - before.presented, between.dropped - before.dropped))
+            // The loaded window is as long as the quiet one and lies inside the clients' run: it
+            // begins a second after their start (Python's own start-up is not the server's load)
+            // and ends a second before their end.
             let output = player.folder + "/clients-\(round).json"
             let clients = try ChildProcess(
                 executable: "nice",
                 arguments: ["-n", "19", "python3", CommandRunner.root.appendingPathComponent("Tests/Load/inspector_clients.py").path,
-                            String(player.port), InspectorTests.token, "200", "5", "poll"],
+                            String(player.port), InspectorTests.token, "200", "7", "poll"],
                 standardOutput: output)
+            var samples = 0, windowStart = between, windowEnd: (presented: Int, dropped: Int)?
             while clients.isRunning {
                 peakRSS = max(peakRSS, Self.residentKilobytes(player.process.pid))
                 usleep(250_000)
+                samples += 1
+                if samples == 4 { windowStart = Self.frameCounts(log) }
+                if samples == 24 { windowEnd = Self.frameCounts(log) }
             }
             _ = clients.wait()
-            let after = Self.frameCounts(log)
-            loaded.append((after.presented - between.presented, after.dropped - between.dropped))
+            let after = try #require(windowEnd, "the clients ended before their window did")
+            loaded.append((after.presented - windowStart.presented, after.dropped - windowStart.dropped))
             reports.append((try? JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: output)))) as? [String: Any] ?? [:])
         }
         let answered = reports.reduce(0) { $0 + ($1["answered"] as? Int ?? 0) }
