@@ -90,6 +90,45 @@ struct ClockFollowingTests {
         #expect(drifting.drift < -0.000_04 && drifting.drift > -0.000_1, "learned \(drifting.drift * 1e6) ppm")
     }
 
+    /// Seeks onto the pin as the follower makes them, each taking `took` to show: each aims
+    /// `aim` ahead and so shows `took - aim` behind the pin; one that shows more than the seek
+    /// threshold behind is followed by another. Returns how many seeks it took to land, or nil.
+    static func seeksToLand(_ estimate: inout SeekLatencyEstimate, took: MediaTime, within limit: Int = 20) -> Int? {
+        for count in 1...limit {
+            let behind = took - estimate.aim
+            estimate.record(took: took)
+            if behind <= MediaTime(value: 100, timescale: 1000) { return count }
+        }
+        return nil
+    }
+
+    @Test("the follower's seeks aim as far ahead as seeks take: slow every time is believed, one slow seek alone is not")
+    func seekLatencyEstimate() {
+        // A small machine seeking in a local file: the aim settles on what seeks take.
+        var local = SeekLatencyEstimate()
+        for _ in 0..<4 { local.record(took: Self.seconds(0.4)) }
+        #expect(abs((local.aim - Self.seconds(0.4)).seconds) < 0.01, "aim \(local.aim.seconds) s")
+        // A machine still busy booting (an emulated CPU), where every seek takes 8 s: the seeks
+        // land on the pin after a few, instead of 3 s behind it each time for as long as it stays
+        // that slow (the aim was capped at 5 s).
+        var booting = SeekLatencyEstimate()
+        let landed = Self.seeksToLand(&booting, took: Self.seconds(8))
+        #expect(landed != nil && landed! <= 6, "landed after \(landed.map(String.init) ?? "never") seeks, aim \(booting.aim.seconds) s")
+        // Slower still: believed up to 30 s.
+        var stuck = SeekLatencyEstimate()
+        for _ in 0..<10 { stuck.record(took: Self.seconds(45)) }
+        #expect(abs((stuck.aim - Self.seconds(30)).seconds) < 0.01, "aim \(stuck.aim.seconds) s")
+        // One seek that waited 20 s on a stalled read, among seeks of 0.4 s: the next aims no
+        // more than 5 s ahead (its first picture held that long at most), and three fast ones
+        // bring the aim back under half a second.
+        var stalled = SeekLatencyEstimate()
+        for _ in 0..<4 { stalled.record(took: Self.seconds(0.4)) }
+        stalled.record(took: Self.seconds(20))
+        #expect(stalled.aim <= Self.seconds(4), "aim \(stalled.aim.seconds) s after one slow seek")
+        for _ in 0..<3 { stalled.record(took: Self.seconds(0.4)) }
+        #expect(stalled.aim < Self.seconds(0.5), "aim \(stalled.aim.seconds) s after three fast seeks")
+    }
+
     @Test("the sound joins the picture: it waits for a moving reading, asks for alignment past 1 ms, and gives the clock back when it stalls")
     func audioJoinDecisions() {
         var join = AudioJoin()

@@ -254,9 +254,8 @@ extension EngineState {
         // Seeks complete on their first presented frame.
         if let seek = seeks.first, seek.item === item, seek.serial <= presented.serial {
             if let since = syncSeekSince {
-                // How long the follower's seek took: its next one aims that far ahead.
-                let took = max(MediaTime(value: 1, timescale: 20), min(tick.hostTime - since, MediaTime(value: 5, timescale: 1)))
-                seekLatency = MediaTime.nanoseconds((seekLatency.nanoseconds + took.nanoseconds * 3) / 4)
+                // How long the follower's seek took: its next one aims about that far ahead.
+                seekLatency.record(took: tick.hostTime - since)
                 syncSeekSince = nil
             }
             let finished = seeks
@@ -342,7 +341,7 @@ extension EngineState {
     private mutating func requestSyncSeek(
         _ item: PlayerItem, reference: MediaTime, error: MediaTime, tick: RefreshTick, wall: MediaTime?, into effects: inout EngineEffects
     ) {
-        let target = reference + seekLatency.multiplied(by: max(clock.rate, 0.25))
+        let target = reference + seekLatency.aim.multiplied(by: max(clock.rate, 0.25))
         syncSeekSince = tick.hostTime
         effects.actions.append(.syncSeek(item, target: target))
         effects.log(.syncSeek, itemIndex: itemIndex, source: item.url, time: target, at: tick.hostTime, error: error, wallClock: wall)

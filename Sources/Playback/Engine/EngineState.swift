@@ -109,7 +109,7 @@ struct EngineState {
     /// The follower's seek is under way: host time it was asked at (no second one meanwhile).
     var syncSeekSince: MediaTime?
     /// How long a seek takes to show its first frame (the follower seeks that far ahead).
-    var seekLatency = MediaTime(value: 3, timescale: 10)
+    var seekLatency = SeekLatencyEstimate()
     /// The adjustment handed to the current item's audio (resampling), to hand it on only changes.
     var audioCompensation: Double = 0
     /// ``Player/preroll(atRate:completionHandler:)`` calls waiting for the current item.
