@@ -7,7 +7,7 @@
 #   Benchmarks/probe.sh [RUNS]          (default 30 runs of each per file)
 #   VITRINE=path/to/vitrine Benchmarks/probe.sh
 #
-# Uses the shipping build of vitrine (release, static Swift standard library, in .build-release)
+# Uses the shipping build of vitrine (release, static Swift standard library, as common.sh builds it)
 # and the fixtures from scripts/fixtures.sh.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,9 +15,8 @@ runs=${1:-30}
 [ -s Fixtures/generated/h264_aac.mp4 ] || bash scripts/fixtures.sh
 vitrine=${VITRINE:-}
 if [ -z "$vitrine" ]; then
-    build=(swift build -c release --static-swift-stdlib --product vitrine --scratch-path .build-release)
-    "${build[@]}" >&2
-    vitrine="$("${build[@]}" --show-bin-path)/vitrine"
+    source Benchmarks/common.sh  # build_vitrine: the one shipping build, in $vitrine
+    build_vitrine
 fi
 command -v ffprobe >/dev/null || { echo "probe.sh: ffprobe is not installed" >&2; exit 1; }
 

@@ -10,8 +10,9 @@ cd "$(dirname "$0")/.."
 source scripts/setup.sh
 bash scripts/fixtures.sh
 
-swift build -c release --product vitrine
-vitrine=$(swift build -c release --show-bin-path)/vitrine
+# The shipping build (Swift's runtime linked in), the binary the image and the benchmarks use.
+swift build -c release --static-swift-stdlib --product vitrine
+vitrine=$(swift build -c release --static-swift-stdlib --show-bin-path)/vitrine
 schedule=Schedules/demo.toml
 out=out/demo
 rm -rf "$out" && mkdir -p "$out"
