@@ -29,12 +29,18 @@ struct InspectorRoutes: Sendable {
         router.get("/api/status") { _, _ in
             try Self.json(await sources.status())
         }
-        router.get("/api/screenshot.png") { _, _ in
-            let png = try await screenshots.png(from: sources.screenshot)
+        router.get("/api/screenshot.png") { request, _ in
+            let shot = try await screenshots.latest(from: sources.screenshot)
+            // A validator: a client polling a screen that has not changed (a still, a pause, a
+            // slide) is answered 304 without the picture. Kept by the browser only to ask again.
             var headers = HTTPFields()
+            headers[.cacheControl] = "private, no-cache"
+            headers[.eTag] = shot.entityTag
+            if let asked = request.headers[.ifNoneMatch], ScreenshotCache.matches(asked, shot.entityTag) {
+                return Response(status: .notModified, headers: headers)
+            }
             headers[.contentType] = "image/png"
-            headers[.cacheControl] = "no-store"
-            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: png)))
+            return Response(status: .ok, headers: headers, body: .init(byteBuffer: ByteBuffer(bytes: shot.png)))
         }
         router.get("/api/programme") { request, _ in
             let query = request.uri.queryParameters
@@ -164,15 +170,45 @@ struct InspectorRoutes: Sendable {
 /// share the last one (200 clients polling cost the render thread one copy a second, made right
 /// after a refresh).
 final class ScreenshotCache: Sendable {
+    /// One encoded screenshot and its entity tag (a hash of the PNG: the same picture, the same tag).
+    struct Shot: Sendable {
+        var png: [UInt8]
+        var entityTag: String
+    }
+
     /// The last screenshot and when it was taken, shared by concurrent requests.
-    private let latest = LockedValue<(taken: ContinuousClock.Instant, png: [UInt8])?>(nil)
+    private let last = LockedValue<(taken: ContinuousClock.Instant, shot: Shot)?>(nil)
     static let interval: Duration = .seconds(1)
 
-    func png(from take: @Sendable () async throws -> [UInt8]) async throws -> [UInt8] {
-        if let fresh = latest.withLock({ $0 }), ContinuousClock.now - fresh.taken < Self.interval { return fresh.png }
+    func latest(from take: @Sendable () async throws -> [UInt8]) async throws -> Shot {
+        if let fresh = last.withLock({ $0 }), ContinuousClock.now - fresh.taken < Self.interval { return fresh.shot }
         let png = try await take()
-        latest.withLock { $0 = (ContinuousClock.now, png) }
-        return png
+        let shot = Shot(png: png, entityTag: Self.entityTag(png))
+        last.withLock { $0 = (ContinuousClock.now, shot) }
+        return shot
+    }
+
+    /// A strong entity tag for `bytes`: their 64-bit FNV-1a hash in hex, quoted (RFC 9110 8.8.3).
+    /// Not a secret and not a defence against forgery: only a change detector.
+    static func entityTag(_ bytes: [UInt8]) -> String {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in bytes {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        let hex = String(hash, radix: 16)
+        return "\"" + String(repeating: "0", count: 16 - hex.count) + hex + "\""
+    }
+
+    /// Whether an `If-None-Match` value names `tag`: `*`, or a comma-separated list of tags, weak
+    /// ones (`W/"..."`) compared weakly as RFC 9110 13.1.2 asks.
+    static func matches(_ ifNoneMatch: String, _ tag: String) -> Bool {
+        ifNoneMatch.split(separator: ",").contains { candidate in
+            var candidate = candidate.drop { $0 == " " || $0 == "\t" }
+            while candidate.last == " " || candidate.last == "\t" { candidate.removeLast() }
+            if candidate == "*" { return true }
+            if candidate.hasPrefix("W/") { candidate.removeFirst(2) }
+            return candidate == tag
+        }
     }
 }
 

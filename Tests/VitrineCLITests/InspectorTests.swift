@@ -257,6 +257,38 @@ struct InspectorTests {
         #expect(try player.get("/api/proof-of-play?from=yesterday").status == 400)
     }
 
+    @Test("the screenshot carries an entity tag: a still screen answers 304 without the picture to a client that has it, 200 with it to one that has another")
+    func screenshotValidator() throws {
+        let player = try Player(schedule: "version = 1\nfallback = \"still\"\n[[playlists.still.items]]\nimage = \"\(CommandRunner.fixture("cover.png"))\"\nduration = \"60s\"\n")
+        func tag(_ answer: Player.Answer) -> String? {
+            answer.headers.split(separator: "\r\n").first { $0.lowercased().hasPrefix("etag:") }
+                .map { String($0.dropFirst(5)).trimmingCharacters(in: .whitespaces) }
+        }
+        // The still's first screenshot may be of the screen before the still was drawn: wait for
+        // two looks, more than the cache's second apart, to agree.
+        var first = try player.get("/api/screenshot.png"), second = first
+        let deadline = Date().addingTimeInterval(30)
+        repeat {
+            first = second
+            usleep(1_200_000)
+            second = try player.get("/api/screenshot.png")
+        } while (tag(first) != tag(second) || first.status != 200) && Date() < deadline
+        let etag = try #require(tag(second), "no ETag in \(second.headers)")
+        #expect(second.status == 200 && second.body.count > 100)
+        #expect(etag.hasPrefix("\"") && etag.hasSuffix("\"") && etag.count == 18, "\(etag)")
+        #expect(second.headers.lowercased().contains("cache-control: private, no-cache"), "\(second.headers)")
+
+        let unchanged = try player.get("/api/screenshot.png", extra: ["-H", "If-None-Match: W/\"0000000000000000\", \(etag)"])
+        #expect(unchanged.status == 304, "\(unchanged.headers)")
+        #expect(unchanged.body.isEmpty)
+        #expect(tag(unchanged) == etag)
+        let other = try player.get("/api/screenshot.png", extra: ["-H", "If-None-Match: \"0000000000000000\""])
+        #expect(other.status == 200)
+        #expect(other.body == second.body)
+        // The tag answers to the picture, not to the request: without a token, still 401.
+        #expect(try player.get("/api/screenshot.png", token: nil, extra: ["-H", "If-None-Match: \(etag)"]).status == 401)
+    }
+
     @Test("the status page in Chromium: the token asked once, the item's name, the screenshot's pixels as the API's, the log tail growing",
           .enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/chromedriver")
                        && (try? CommandRunner.run("python3", ["-c", "import selenium"]))?.status == 0,
