@@ -3,14 +3,13 @@ set -euo pipefail
 root=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 work=${BENCH_WORK:-$root/.build/bench}
 mkdir -p "$work"
-vitrine=$root/.build/release/vitrine
+vitrine=""
 
-# The shipping build, as the image and the demo use it: release, Swift's runtime linked in
-# (--static-swift-stdlib). It starts ~15 % faster than the build on Swift's shared libraries
-# (fewer libraries for the dynamic linker: `vitrine --version` 95 -> 80 ms on one 2-core machine).
+# The shipping build (scripts/release-build.sh: release, Swift's runtime linked in), into
+# $vitrine. Always asked of the package manager, which rebuilds only what changed (a second or two
+# when nothing did): a binary left from older sources would be measured as if it were this checkout's.
 build_vitrine() {
-    [ -x "$vitrine" ] && [ -z "${BENCH_REBUILD:-}" ] && return 0
-    (cd "$root" && swift build -c release --static-swift-stdlib --product vitrine >&2)
+    vitrine=$(bash "$root/scripts/release-build.sh")
 }
 
 ff() { ffmpeg -hide_banner -loglevel error -nostdin -y "$@"; }

@@ -4,9 +4,8 @@
 if [ -n "${VITRINE_BINARY:-}" ]; then
     binary=$VITRINE_BINARY
 else
-    echo "building vitrine (release, --static-swift-stdlib)" >&2
-    swift build -c release --static-swift-stdlib --product vitrine >/dev/null
-    binary=$(swift build -c release --static-swift-stdlib --show-bin-path)/vitrine
+    echo "building vitrine (release, --static-swift-stdlib: scripts/release-build.sh)" >&2
+    binary=$(bash "$(dirname "${BASH_SOURCE[0]}")/../scripts/release-build.sh")
 fi
 if [ ! -x "$binary" ]; then
     echo "no vitrine binary at $binary" >&2

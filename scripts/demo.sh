@@ -11,8 +11,7 @@ source scripts/setup.sh
 bash scripts/fixtures.sh
 
 # The shipping build (Swift's runtime linked in), the binary the image and the benchmarks use.
-swift build -c release --static-swift-stdlib --product vitrine
-vitrine=$(swift build -c release --static-swift-stdlib --show-bin-path)/vitrine
+vitrine=$(bash scripts/release-build.sh)
 schedule=Schedules/demo.toml
 out=out/demo
 rm -rf "$out" && mkdir -p "$out"
