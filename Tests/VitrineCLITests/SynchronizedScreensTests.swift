@@ -188,11 +188,11 @@ struct SynchronizedScreensTests {
         // latency reports are an interpolation that wanders a few milliseconds as it settles.
         // Each player stamps its clock from the mean of ~1.6 s of readings, which smooths most of
         // that: measured here windows within ±1.1 ms (one reading per stamp gave −1.5…+3.4 ms, and
-        // a loaded 2-core CI host 5.4 ms). On a saturated host libpulse's interpolation between its
-        // 1.5 s timing updates wanders ±3.5 ms for one stream and not the other, and this can fail
-        // (CI once: median 6.9 ms; docs/audio.md, "Clock"). A device with exact position reports is measured on the
-        // kernel's loopback card in a VM (`Image/vm-kms-test.sh sync`: 0.04–0.38 ms, steady, bound
-        // 1 ms); what this proves is that two screens sound as one through a sound server too, far
+        // a loaded 2-core CI host 5.4 ms). On a saturated host one stream's readings can wander
+        // ±3.5 ms (libpulse's interpolation between its 1.5 s timing updates, most likely) and
+        // this can fail (CI once: median 6.9 ms; docs/audio.md, "Clock"). A device with exact
+        // position reports is measured on the kernel's loopback card in a VM
+        // (`Image/vm-kms-test.sh sync`: 0.04–0.38 ms, steady, bound 1 ms); what this proves is that two screens sound as one through a sound server too, far
         // inside a frame (40 ms) and below an echo.
         let sorted = lags.map(abs).sorted()
         // When they are apart, how each screen's sound joined and was steered says why, in one
