@@ -21,11 +21,19 @@ public final class NullVideoSink: VideoSink, Sendable {
     private let running = Atomic<Bool>(true)
     private let thread = LockedValue<NamedThread?>(nil)
 
-    /// Starts the refresh thread.
-    public init(
+    /// Starts the refresh thread, refreshing `refreshRate` times a second.
+    public convenience init(
         refreshRate: Int32 = 60, outputSize: (width: Int, height: Int) = (1920, 1080), clock: any HostClock = MonotonicClock()
     ) throws(ThreadStartError) {
-        refreshInterval = MediaTime(value: 1, timescale: refreshRate)
+        try self.init(refreshInterval: MediaTime(value: 1, timescale: refreshRate), outputSize: outputSize, clock: clock)
+    }
+
+    /// Starts the refresh thread, refreshing every `refreshInterval` (a display mode's exact
+    /// interval: 1000/59940 s at 59.94 Hz).
+    public init(
+        refreshInterval: MediaTime, outputSize: (width: Int, height: Int) = (1920, 1080), clock: any HostClock = MonotonicClock()
+    ) throws(ThreadStartError) {
+        self.refreshInterval = refreshInterval
         self.outputSize = outputSize
         self.clock = clock
         let started = try NamedThread.start(name: "vitrine-nullvo") { [self] in loop() }

@@ -50,7 +50,7 @@ struct PlayCommand: AsyncParsableCommand {
     @Option(help: "The DRM connector to use, e.g. HDMI-A-1 (default: the first connected one).")
     var connector: String?
 
-    @Option(help: "Display mode WxH or WxH@Hz (default: the screen's preferred mode; headless 1920x1080).")
+    @Option(help: "Display mode WxH or WxH@Hz (default: the screen's preferred mode; headless and null 1920x1080 at --refresh-rate).")
     var mode: String?
 
     @Option(help: "Output rotation: 0, 90, 180 or 270.")
@@ -137,11 +137,21 @@ struct PlayCommand: AsyncParsableCommand {
             throw ValidationError("--simulated-clock and --display null play media files to null sinks: no schedules, no screenshots, no --config")
         }
         try audioMix.validate(soundIsPlayed: !noAudio && !simulatedClock && display != "null")
-        if simulatedClock || display == "null" { return }
+        if simulatedClock || display == "null" {
+            _ = try nullDisplayMode()
+            return
+        }
         for request in screenshotAt {
             do { _ = try ScreenshotRequest(parsing: request) } catch { throw ValidationError(error.description) }
         }
         _ = try displayConfiguration(schedule: nil)
+    }
+
+    /// The null display's mode (`--display null`, `--simulated-clock`): `--mode` as the headless
+    /// display reads it, else 1920x1080 at `--refresh-rate`.
+    func nullDisplayMode() throws(ValidationError) -> DisplayMode {
+        guard let mode else { return DisplayMode(width: 1920, height: 1080, refreshMillihertz: Int(refreshRate) * 1000) }
+        do { return try DisplayMode(parsing: mode) } catch { throw ValidationError(error.description) }
     }
 
     /// The display the options ask for; a schedule's display settings fill what the options leave out.
@@ -503,7 +513,8 @@ struct PlayCommand: AsyncParsableCommand {
             throw ValidationError(error.description)
         }
         let clock: any HostClock = simulatedClock ? ManualClock(start: MonotonicClock().now()) : MonotonicClock()
-        let videoSink = try NullVideoSink(refreshRate: refreshRate, clock: clock)
+        let screen = try nullDisplayMode()
+        let videoSink = try NullVideoSink(refreshInterval: screen.refreshInterval, outputSize: (screen.width, screen.height), clock: clock)
         let sound = simulatedClock ? nil : try audioDevice.flatMap(openSound(deviceName:))
         let audioSink: (any AudioSink)? = noAudio ? nil : sound.map { $0.soundtrack as any AudioSink } ?? NullAudioSink(clock: clock)
         let player = QueuePlayer(items: [], videoSink: videoSink, audioSink: audioSink, clock: clock)

@@ -77,6 +77,24 @@ struct PlayCommandTests {
         #expect(offsets.allSatisfy { $0 <= 0.020 })
     }
 
+    @Test("the null display refreshes at --mode's rate (50 Hz: a 25 fps frame stays two refreshes, 40 ms)")
+    func nullDisplayFollowsMode() throws {
+        let records = try Self.play(["--mode", "320x240@50", Self.fixture("queue1.mp4")])
+        let frames = records.filter { $0["type"] as? String == "frame" }
+        #expect(frames.count == 50)
+        let refreshes = frames.map { $0["refresh"] as! Int }
+        #expect(zip(refreshes, refreshes.dropFirst()).allSatisfy { $1 - $0 == 2 }, "\(refreshes)")
+        let presented = frames.map { ($0["presented_ns"] as! NSNumber).int64Value }
+        #expect(zip(presented, presented.dropFirst()).allSatisfy { $1 - $0 == 40_000_000 }, "\(presented)")
+    }
+
+    @Test("the null display refuses a mode it cannot read, naming it")
+    func nullDisplayBadMode() {
+        let result = Self.run(Self.executable, ["play", "--display", "null", "--mode", "320by240", Self.fixture("queue1.mp4")])
+        #expect(result.status != 0)
+        #expect(result.output.contains("320by240"), "\(result.output)")
+    }
+
     @Test("a missing file is reported with its name and the queue goes on")
     func missingFileInQueue() throws {
         let records = try Self.play([Self.fixture("queue1.mp4"), "/nonexistent/gone.mp4", Self.fixture("queue2.mp4")])
