@@ -48,6 +48,9 @@ struct AudioThread {
         var paceBaseNanos: Int64?
         var paceFrames: Int64 = 0
         var position = DevicePositionFilter(sampleRate: Int(rate), periodFrames: format.periodFrames)
+        // Underruns are logged at most once every 10 s (a device that keeps running dry would
+        // otherwise fill the journal), each line with the count so far.
+        var underrunLoggedNanos: Int64?
         let refillFrames = configuration.inputQueueFrames / 2
 
         // The device opened with the output is not started until the first sound (or the wait's
@@ -113,14 +116,18 @@ struct AudioThread {
             } else {
                 position.reset()
             }
-            let (wakesProducers, isIdle) = shared.withLock { state in
+            let (wakesProducers, isIdle, underruns) = shared.withLock { state in
                 state.framesWritten = mixed.firstFrame + Int64(frames)
                 state.heardFrameStamp = max(0, heardFrame)
                 state.stampHostNanos = now
                 state.isClockRunning = running
                 state.xrunCount += recovered
                 state.deviceBufferedFrames = buffered
-                return (state.inputs.contains { $0.isStream && $0.queuedFrames <= refillFrames }, !state.hasPendingSound)
+                return (state.inputs.contains { $0.isStream && $0.queuedFrames <= refillFrames }, !state.hasPendingSound, state.xrunCount)
+            }
+            if recovered > 0, let current = device, underrunLoggedNanos.map({ now - $0 >= 10_000_000_000 }) ?? true {
+                underrunLoggedNanos = now
+                ALSAOutput.logger.warning("audio output \(current.name): underrun, the device ran dry and started again (\(underruns) so far)")
             }
             // Producers blocked in enqueue are woken only once a stream has drained to half its
             // queue, so they refill in bursts: a feeder (and the decoder behind it) wakes a few
