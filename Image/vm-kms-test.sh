@@ -43,7 +43,11 @@
 #             stay the same all along (within 0.1 ms: no drift). The loopback's position advances in
 #             4 ms steps (jiffies, HZ=250 in Debian's kernel); each player stamps its clock from the
 #             mean of its last ~1.6 s of readings, not one reading's phase within a step. Measured
-#             0.04-0.38 ms (one reading each gave 0.06-1.15 ms).
+#             0.04-0.38 ms (one reading each gave 0.06-1.15 ms). Those positions are exact only
+#             while the host lets the emulated CPUs run: the host measures how long their threads
+#             waited runnable while the players played, and a failure while they waited more than
+#             15 % of the time (a busy host: ~25 % beside two busy processes, ~5 % alone) is
+#             measured again, three attempts at most, then skipped, saying so.
 #
 # Nothing waits a fixed time for the guest, whose speed under TCG depends on the host (a busy 2-core
 # machine draws a 1280x800 frame in seconds): the guest prints a line when its picture is up, the
@@ -357,8 +361,9 @@ wait $right; echo "VITRINE-SCREEN right rc=$?"
 kill -INT $recorder; wait $recorder
 cat /tmp/arecord.err
 for screen in left right; do
-    echo "VITRINE-LOG $screen: $(grep -c '"audio-joined"' /tmp/$screen.jsonl) audio-joined, $(grep -c '"sync-seek"' /tmp/$screen.jsonl) sync-seek"
-    grep -E '"(sync-seek|audio-joined)"' /tmp/$screen.jsonl | cut -c1-300
+    echo "VITRINE-LOG $screen: $(grep -c '"audio-joined"' /tmp/$screen.jsonl) audio-joined, $(grep -c '"sync-seek"' /tmp/$screen.jsonl) sync-seek, $(grep -c '"sync-adjust"' /tmp/$screen.jsonl) sync-adjust, $(grep -c 'underrun' /tmp/$screen.err) underruns logged"
+    grep -E '"(sync-seek|audio-joined|sync-adjust)"' /tmp/$screen.jsonl | head -12 | cut -c1-300
+    grep 'underrun' /tmp/$screen.err | head -3
     grep -vE "MESA-LOADER" /tmp/$screen.err | tail -5
 done
 echo "VITRINE-CAPTURE bytes=$(wc -c < /tmp/screens.raw)"
@@ -400,13 +405,22 @@ wait_for() {  # wait_for PATTERN: until the serial log has it, QEMU exits, or th
 boot() {  # boot CASE [QEMU ARGS...]
     local name=$1; shift
     rm -f "$work"/serial.log "$work"/monitor.sock "$work"/control.sock "$work"/*.ppm "$work"/*.wav
-    qemu-system-x86_64 -nodefaults -machine q35,accel=tcg -cpu max -smp "${vm_cpus:-1}" -m 3072 \
+    qemu-system-x86_64 -nodefaults -name vitrine,debug-threads=on -machine q35,accel=tcg -cpu max -smp "${vm_cpus:-1}" -m 3072 \
         -kernel "$kernel_dir/vmlinux" -initrd "$initramfs" \
         -append "console=ttyS0 rdinit=/init quiet loglevel=3 vitrine_case=$name" \
         -device virtio-vga -display none -serial "file:$work/serial.log" \
         -serial "unix:$work/control.sock,server=on,wait=off" \
         -monitor "unix:$work/monitor.sock,server,nowait" -no-reboot "$@" &
     qemu_pid=$!
+}
+vcpu_waits() {  # t=NOW_NS cpu0=NS cpu1=NS...: how long each emulated CPU's host thread has waited runnable
+    local task comm
+    echo -n "t=$(date +%s%N)"
+    for task in /proc/"$qemu_pid"/task/*; do
+        comm=$(cat "$task/comm" 2>/dev/null) || continue
+        case $comm in "CPU "*) echo -n " cpu${comm//[^0-9]/}=$(cut -d' ' -f2 "$task/schedstat")";; esac
+    done
+    echo
 }
 finish() { wait_for "VITRINE-END" || true; kill "$qemu_pid" 2>/dev/null || true; wait "$qemu_pid" 2>/dev/null || true; }
 
@@ -630,6 +644,21 @@ run_case() {  # run_case CASE: 0 pass, 1 fail, 77 skipped
         compare_audio "$work/out.wav" "$work/expected.s16" || status=1
         ;;
     sync)
+        # Whether the host let the emulated CPUs run while the players played: a host thread of an
+        # emulated CPU kept waiting runnable stops the guest's CPU while its clock runs on, so the
+        # loopback card's positions (kernel timer ticks) lag that clock by whole ticks, differently
+        # for each player: a lag of a few ticks between the screens measures the host, not them.
+        # Measured on this 2-core host: ~5 % alone, ~25 % beside two busy processes (when 3 runs
+        # in 4 lagged 1.4-16 ms, steady, no player noticing).
+        wait_for "VITRINE-BOOTED" && before=$(vcpu_waits)
+        if wait_for "VITRINE-SCREEN right" && after=$(vcpu_waits); then
+            starved=$(python3 -c "
+import sys
+a, b = (dict(x.split('=') for x in s.split()) for s in sys.argv[1:3])
+span = int(b['t']) - int(a['t'])
+print(max(100 * (int(b[k]) - int(a[k])) / span for k in b if k != 't' and k in a))" "$before" "$after")
+            say "sync: the emulated CPUs were kept waiting by the host ${starved%.*} % of the time at most (above $starved_limit %, a failure is measured again)"
+        fi
         wait_for "VITRINE-END" || { say "sync: the guest never finished"; status=1; }
         grep -E "VITRINE-(SCREEN|LOG)" "$work/serial.log" | sed 's/^/    /' >&2
         for screen in left right; do
@@ -686,7 +715,11 @@ PY
     *) say "unknown case $name"; status=1 ;;
     esac
     finish
-    if [ $status -ne 0 ]; then
+    if [ $status -ne 0 ] && [ "$name" = sync ] && [ "${starved%.*}" -gt "$starved_limit" ]; then
+        say "$name: not measured: the host kept the emulated CPUs waiting ${starved%.*} % of the time ($((SECONDS - started)) s); guest log:"
+        sed 's/^/    /' "$work/serial.log" >&2
+        return 2
+    elif [ $status -ne 0 ]; then
         say "$name: FAILED ($((SECONDS - started)) s); guest log:"; sed 's/^/    /' "$work/serial.log" >&2
     else
         say "$name: passed ($((SECONDS - started)) s)"
@@ -697,8 +730,19 @@ PY
 cases=("$@")
 [ ${#cases[@]} -gt 0 ] || cases=(pattern rotated flips legacy master badmode play audio usb sync)
 failed=0
+# The sync case measures again when the host starved the emulator (run_case returns 2), three
+# attempts at most; if none could be measured it is skipped, saying so.
+starved_limit=15
 for name in "${cases[@]}"; do
-    set +e; run_case "$name"; status=$?; set -e
+    attempt=1
+    while :; do
+        starved=0
+        set +e; run_case "$name"; status=$?; set -e
+        [ $status -eq 2 ] && [ $attempt -lt 3 ] || break
+        attempt=$((attempt + 1))
+        say "$name: measuring again (attempt $attempt of 3)"
+    done
+    [ $status -eq 2 ] && say "$name: SKIPPED: the host kept the emulated CPUs waiting more than $starved_limit % of the time in all three attempts (a busy host): two screens' sound was not measured"
     [ $status -eq 1 ] && failed=1
 done
 [ $failed -eq 0 ] && say "all cases passed (or were skipped, as said above)" || say "some cases FAILED"
