@@ -159,6 +159,34 @@ struct SynchronizedScreensTests {
     @Test("two screens' sound, started 1.7 s apart, is aligned after the first second (cross-correlation lag: median at most 3 ms, every window within 8 ms, through PulseAudio)",
           .enabled(if: PulseRecording.isInstalled, "needs PulseAudio and its ALSA plugin (a clocked sound device without a sound card)"))
     func soundInStep() throws {
+        // A host too busy to run the players' sound threads when they wake makes libpulse's
+        // latency reports wander (below): a failure while those threads waited runnable more than
+        // 0.5 ms on average each time they woke measures the host, so it is measured again, three
+        // attempts at most (measured: 0.08 ms a wake-up on a quiet host, 0.9-1.1 ms beside six
+        // busy processes, where one run in two to four fails by up to 19 ms).
+        var attempt = 1
+        while true {
+            let measured = try measureSoundInStep()
+            let sorted = measured.lags.map(abs).sorted()
+            let fails = sorted.count < 5 || sorted[(sorted.count - 1) / 2] > 3.0 || sorted.last! > 8.0
+            let waited = String(format: "%.2f ms", measured.starved * 1000)
+            if fails && measured.starved > 0.000_5 && attempt < 3 {
+                print("sound lag: \(measured.lags) with the sound threads kept waiting \(waited) a wake-up on average: measuring again")
+                attempt += 1
+                continue
+            }
+            print("sound lag between the screens (the sound threads kept waiting \(waited) a wake-up on average, at most): \(measured.lags)")
+            #expect(sorted.count >= 5, "\(measured.lags)")
+            guard !sorted.isEmpty else { return }
+            #expect(sorted[(sorted.count - 1) / 2] <= 3.0, "the screens' sound is typically \(sorted[(sorted.count - 1) / 2]) ms apart: \(measured.lags); \(measured.story)")
+            for lag in measured.lags { #expect(abs(lag) <= 8.0, "the screens' sound is \(lag) ms apart; \(measured.story)") }
+            return
+        }
+    }
+
+    /// Plays two screens' sound into one recording and measures the lag between them.
+    /// `starved`: seconds the players' sound threads waited runnable per wake-up (the worst's).
+    func measureSoundInStep() throws -> (lags: [Double], story: String, starved: Double) {
         let directory = try CommandRunner.temporaryDirectory("sync-sound")
         defer { try? FileManager.default.removeItem(atPath: directory) }
         let pulse = try PulseRecording(directory: directory)
@@ -174,6 +202,18 @@ struct SynchronizedScreensTests {
                 "--duration", index == 0 ? "16" : "14.3", "--presentation-log", "\(directory)/\(device).jsonl",
             ], standardError: "\(directory)/\(device).err"))
         }
+        // The sound threads' waits, from the first look at each to the last before it ended.
+        var waits: [String: (first: (wait: UInt64, runs: UInt64), last: (wait: UInt64, runs: UInt64))] = [:]
+        while players.contains(where: \.isRunning) {
+            for (thread, wait, runs) in players.flatMap({ Self.soundThreadWaits($0.pid) }) {
+                waits[thread, default: ((wait, runs), (wait, runs))].last = (wait, runs)
+            }
+            Thread.sleep(forTimeInterval: 0.5)
+        }
+        // Seconds waited runnable per wake-up, the worst thread's (one seen running 100 times at least).
+        let starved = waits.values.map { span in
+            span.last.runs >= span.first.runs + 100 ? Double(span.last.wait - span.first.wait) / Double(span.last.runs - span.first.runs) / 1e9 : 0
+        }.max() ?? 0
         for (index, player) in players.enumerated() {
             #expect(player.wait() == 0, "screen \(index): \((try? String(contentsOfFile: "\(directory)/\(["left", "right"][index]).err", encoding: .utf8)) ?? "")")
         }
@@ -181,26 +221,38 @@ struct SynchronizedScreensTests {
         // Left is one screen, right the other, in one recording: where both sound, the lag between them.
         let analysis = try ChildProcess.run("python3", [CommandRunner.root.appendingPathComponent("scripts/sound_lag.py").path, directory + "/both.raw"])
         #expect(analysis.status == 0, "\(analysis.stderr)")
-        print("sound lag between the screens: \(analysis.stdout)")
         let lags = analysis.stdout.split(separator: "\n").compactMap { Double($0.split(separator: " ").last ?? "") }
-        #expect(lags.count >= 5, "\(analysis.stdout)")
         // Through PulseAudio (the clocked device this machine has) the server's per-stream
         // latency reports are an interpolation that wanders a few milliseconds as it settles.
         // Each player stamps its clock from the mean of ~1.6 s of readings, which smooths most of
         // that: measured here windows within ±1.1 ms (one reading per stamp gave −1.5…+3.4 ms, and
         // a loaded 2-core CI host 5.4 ms). On a saturated host one stream's readings can wander
         // ±3.5 ms (libpulse's interpolation between its 1.5 s timing updates, most likely) and
-        // this can fail (CI once: median 6.9 ms; docs/audio.md, "Clock"). A device with exact
-        // position reports is measured on the kernel's loopback card in a VM
-        // (`Image/vm-kms-test.sh sync`: 0.04–0.38 ms, steady, bound 1 ms); what this proves is that two screens sound as one through a sound server too, far
-        // inside a frame (40 ms) and below an echo.
-        let sorted = lags.map(abs).sorted()
+        // the lag with them (CI once: median 6.9 ms; docs/audio.md, "Clock"), hence the attempts.
+        // A device with exact position reports is measured on the kernel's loopback card in a VM
+        // (`Image/vm-kms-test.sh sync`: 0.04–0.38 ms, steady, bound 1 ms); what this proves is
+        // that two screens sound as one through a sound server too, far inside a frame (40 ms)
+        // and below an echo.
         // When they are apart, how each screen's sound joined and was steered says why, in one
         // line per screen (a CI log keeps only its tail): seconds from its first frame, event,
         // error in ms, speed change in ppm.
         let story = lags.contains(where: { abs($0) > 3.0 }) ? ["left", "right"].map { "\($0): " + Self.soundStory("\(directory)/\($0).jsonl") }.joined(separator: "; ") : ""
-        #expect(sorted[(sorted.count - 1) / 2] <= 3.0, "the screens' sound is typically \(sorted[(sorted.count - 1) / 2]) ms apart: \(lags); \(story)")
-        for lag in lags { #expect(abs(lag) <= 8.0, "the screens' sound is \(lag) ms apart; \(story)") }
+        return (lags, story, starved)
+    }
+
+    /// Per sound thread of process `pid` (its output thread and libpulse's), "pid/tid", the
+    /// nanoseconds it has waited runnable and the times it ran (`/proc/PID/task/TID/schedstat`).
+    static func soundThreadWaits(_ pid: pid_t) -> [(String, UInt64, UInt64)] {
+        guard let tasks = try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") else { return [] }
+        return tasks.compactMap { tid in
+            let task = "/proc/\(pid)/task/\(tid)"
+            guard let name = try? String(contentsOfFile: task + "/comm", encoding: .utf8),
+                  ["vitrine-audio-o", "threaded-ml"].contains(name.trimmingCharacters(in: .whitespacesAndNewlines)),
+                  let stat = try? String(contentsOfFile: task + "/schedstat", encoding: .utf8) else { return nil }
+            let fields = stat.split(separator: " ")
+            guard fields.count >= 3, let wait = UInt64(fields[1]), let runs = UInt64(fields[2].trimmingCharacters(in: .whitespacesAndNewlines)) else { return nil }
+            return ("\(pid)/\(tid)", wait, runs)
+        }
     }
 
     /// A screen's sound in its presentation log: when it joined the picture, each speed change and
