@@ -147,10 +147,13 @@ struct PlayCommand: AsyncParsableCommand {
         _ = try displayConfiguration(schedule: nil)
     }
 
+    /// The headless and null displays' mode when `--mode` names none: 1920x1080 at `--refresh-rate`.
+    var defaultMode: DisplayMode { DisplayMode(width: 1920, height: 1080, refreshMillihertz: Int(refreshRate) * 1000) }
+
     /// The null display's mode (`--display null`, `--simulated-clock`): `--mode` as the headless
-    /// display reads it, else 1920x1080 at `--refresh-rate`.
+    /// display reads it, else ``defaultMode``.
     func nullDisplayMode() throws(ValidationError) -> DisplayMode {
-        guard let mode else { return DisplayMode(width: 1920, height: 1080, refreshMillihertz: Int(refreshRate) * 1000) }
+        guard let mode else { return defaultMode }
         do { return try DisplayMode(parsing: mode) } catch { throw ValidationError(error.description) }
     }
 
@@ -158,7 +161,7 @@ struct PlayCommand: AsyncParsableCommand {
     func displayConfiguration(schedule: Schedule?) throws -> DisplayConfiguration {
         var modeText = mode
         if modeText == nil, let schedule, case .explicit = schedule.display.mode { modeText = schedule.display.mode.description }
-        if modeText == nil, displayKind == "headless" { modeText = "1920x1080@\(refreshRate)" }
+        if modeText == nil, displayKind == "headless" { modeText = defaultMode.description }
         let rotationText = rotation ?? schedule.map { String($0.display.rotationDegrees) } ?? "0"
         let gravityText = gravity ?? schedule?.display.gravity.rawValue ?? "fit"
         do {
@@ -570,7 +573,7 @@ struct PlayCommand: AsyncParsableCommand {
             } catch .noDevice(let tried) {
                 logger.info("display: no usable KMS device, rendering headless", metadata: ["tried": "\(tried.joined(separator: "; "))"])
                 configuration.kind = .headless
-                configuration.mode = DisplayMode(width: 1920, height: 1080, refreshMillihertz: Int(refreshRate) * 1000)
+                configuration.mode = defaultMode
             }
         }
         return try makeDisplay(configuration, startsRendering: false, logger: Logger(label: "vitrine.display"))
