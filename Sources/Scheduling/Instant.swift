@@ -8,8 +8,12 @@ public struct UTCInstant: Sendable, Hashable, Comparable, CustomStringConvertibl
 
     public init(nanosecondsSinceEpoch: Int64) { self.nanosecondsSinceEpoch = nanosecondsSinceEpoch }
 
+    /// Beyond what 64-bit nanoseconds hold (about 1677 to 2262) the instant saturates at the
+    /// nearest end: a schedule may name the year 6025, and it must read as "very late", not trap.
     public init(secondsSinceEpoch seconds: Int64, nanoseconds: Int = 0) {
-        nanosecondsSinceEpoch = seconds * 1_000_000_000 + Int64(nanoseconds)
+        let (whole, overflowed) = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        let (sum, overflowedAgain) = whole.addingReportingOverflow(Int64(nanoseconds))
+        nanosecondsSinceEpoch = overflowed || overflowedAgain ? (seconds < 0 ? .min : .max) : sum
     }
 
     /// Whole seconds (floor).

@@ -285,6 +285,35 @@ struct ResolverTests {
 
 @Suite("Resolver with absurd input")
 struct ResolverRobustnessTests {
+    @Test("A window in the year 6025 (past what 64-bit nanoseconds hold) is validated without trapping; its instants saturate")
+    func farFutureWindow() {
+        // Found by the TOML fuzzer: the overlap check turned 6025-01-05 into nanoseconds and trapped.
+        _ = diagnostics("""
+            version = 1
+            timezone = "Europe/Berlin"
+            fallback = "p"
+            [[playlists.p.items]]
+            image = "a.png"
+            duration = "10s"
+            [entries.lunch]
+            playlist = "p"
+            start = "11:00"
+            end = "14:00"
+            priority = 10
+            [entries.specials]
+            playlist = "p"
+            start = "12:00"
+            end = "13:00"
+            from = 6025-01-05
+            rrule = "FREQ=MONTHLY;BYDAY=1MO"
+            exdates = [4052-06-01]
+            priority = 10
+            """)
+        #expect(UTCInstant(secondsSinceEpoch: 127_000_000_000).nanosecondsSinceEpoch == .max)
+        #expect(UTCInstant(secondsSinceEpoch: -127_000_000_000).nanosecondsSinceEpoch == .min)
+        #expect(UTCInstant(secondsSinceEpoch: 1_800_000_000, nanoseconds: 5).nanosecondsSinceEpoch == 1_800_000_000_000_000_005)
+    }
+
     @Test("Huge lengths and repeat counts resolve without trapping")
     func hugeLengths() throws {
         let s = try schedule("""
