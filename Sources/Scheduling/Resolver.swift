@@ -142,7 +142,7 @@ public struct ScheduleResolver: Sendable {
 
     /// The windows of every entry active at `instant`.
     public func activeOccurrences(at instant: UTCInstant) -> [(entry: Entry, occurrence: Occurrence)] {
-        let next = UTCInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch + 1)
+        let next = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, 1))
         var result: [(Entry, Occurrence)] = []
         for entry in schedule.entries {
             for occurrence in occurrences(of: entry, from: instant, to: next) where occurrence.start <= instant && instant < occurrence.end {
@@ -218,14 +218,14 @@ public struct ScheduleResolver: Sendable {
                                    itemIndex: nil, repetition: 0, position: .zero, mediaTime: .zero, itemStart: nil, itemEnd: nil,
                                    nextChange: nil)
         if let playlistName, let playlist = schedule.playlists[playlistName] {
-            let elapsed = saturatingSum(instant.nanosecondsSinceEpoch, -anchor.nanosecondsSinceEpoch)
+            let elapsed = saturatingDifference(instant.nanosecondsSinceEpoch, anchor.nanosecondsSinceEpoch)
             if let place = locate(elapsed: elapsed, in: playlist, loops: loops) {
                 let item = playlist.items[place.index]
                 state.itemIndex = place.index
                 state.repetition = place.repetition
                 state.position = MediaTime(value: place.position, timescale: 1_000_000_000)
                 state.mediaTime = (item.inPoint ?? .zero) + state.position
-                state.itemStart = UTCInstant(nanosecondsSinceEpoch: instant.nanosecondsSinceEpoch - place.position)
+                state.itemStart = UTCInstant(nanosecondsSinceEpoch: saturatingDifference(instant.nanosecondsSinceEpoch, place.position))
                 if let remaining = place.remaining {
                     state.itemEnd = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, remaining))
                 }
@@ -372,16 +372,4 @@ func earlier(_ a: UTCInstant?, _ b: UTCInstant?) -> UTCInstant? {
     guard let a else { return b }
     guard let b else { return a }
     return min(a, b)
-}
-
-/// Sums and products that stop at the ends of `Int64` instead of trapping: a schedule may name
-/// absurd lengths ("99999h", repeated 10000 times) and must still resolve.
-func saturatingSum(_ a: Int64, _ b: Int64) -> Int64 {
-    let (result, overflow) = a.addingReportingOverflow(b)
-    return overflow ? (b > 0 ? .max : .min) : result
-}
-
-func saturatingProduct(_ a: Int64, _ b: Int64) -> Int64 {
-    let (result, overflow) = a.multipliedReportingOverflow(by: b)
-    return overflow ? ((a > 0) == (b > 0) ? .max : .min) : result
 }

@@ -221,6 +221,9 @@ struct PlayCommand: AsyncParsableCommand {
             guard let instant = schedule.timeZone.parseInstant(startAt) else {
                 throw ValidationError("--start-at '\(startAt)': expected an ISO 8601 date-time, e.g. 2026-03-29T08:00:00Z")
             }
+            guard UTCInstant.addressable.contains(instant) else {
+                throw ValidationError("--start-at '\(startAt)': outside the times a schedule can be asked about (\(UTCInstant.addressableDescription))")
+            }
             startInstant = instant
         }
         let writer: PresentationLogWriter?

@@ -39,6 +39,9 @@ struct ProgrammeCommand: AsyncParsableCommand {
         let zone = resolved.timeZone
         guard let start = zone.parseInstant(from) else { throw ValidationError("--from \"\(from)\" is not an ISO 8601 date or date-time") }
         guard let end = zone.parseInstant(to) else { throw ValidationError("--to \"\(to)\" is not an ISO 8601 date or date-time") }
+        for (option, text, instant) in [("--from", from, start), ("--to", to, end)] where !UTCInstant.addressable.contains(instant) {
+            throw ValidationError("\(option) \"\(text)\" is outside the times a schedule can be asked about (\(UTCInstant.addressableDescription))")
+        }
         guard start < end else { throw ValidationError("--to must be after --from") }
         for diagnostic in report.diagnostics { printError(diagnostic.description) }
         let programme = ProgrammeReport(schedule: resolved, from: start, to: end, entriesOnly: entriesOnly)

@@ -314,6 +314,52 @@ struct ResolverRobustnessTests {
         #expect(UTCInstant(secondsSinceEpoch: 1_800_000_000, nanoseconds: 5).nanosecondsSinceEpoch == 1_800_000_000_000_000_005)
     }
 
+    @Test("Instants at the ends of 64-bit nanoseconds resolve without trapping, and the addressable range's edges give a programme")
+    func edgesOfTime() throws {
+        // `vitrine programme --from 2262-04-10` trapped: the search for the next change saturated
+        // at Int64.max and then asked who wins one nanosecond later.
+        let s = try schedule("""
+            version = 1
+            timezone = "Europe/Berlin"
+            fallback = "p"
+            [[playlists.p.items]]
+            image = "a.png"
+            duration = "10s"
+            [[playlists.alert.items]]
+            image = "b.png"
+            duration = "30s"
+            [entries.alert]
+            playlist = "alert"
+            interrupt = true
+            start = "08:00"
+            [entries.mondays]
+            playlist = "p"
+            start = "09:00"
+            end = "17:00"
+            from = 1899-12-25
+            rrule = "FREQ=WEEKLY;BYDAY=MO"
+            """)
+        let resolver = ScheduleResolver(schedule: s)
+        for edge in [Int64.max, .max - 1, .min, .min + 1] {
+            let state = resolver.resolve(at: UTCInstant(nanosecondsSinceEpoch: edge))
+            #expect(state.playlistName != nil)
+            _ = resolver.timeline(from: UTCInstant(nanosecondsSinceEpoch: edge), to: UTCInstant(nanosecondsSinceEpoch: .max), maximumChanges: 50)
+        }
+        let day: Int64 = 86_400_000_000_000
+        let last = UTCInstant.addressable.upperBound
+        let lastDays = resolver.timeline(from: UTCInstant(nanosecondsSinceEpoch: last.nanosecondsSinceEpoch - 3 * day), to: last, entriesOnly: true)
+        // Three days before 2200-01-01 (a Wednesday): the alert on each of them, and Monday's window.
+        #expect(lastDays.filter { $0.entry?.name == "alert" }.count == 3)
+        #expect(lastDays.filter { $0.entry?.name == "mondays" }.count == 1)
+        let first = UTCInstant.addressable.lowerBound
+        let firstDays = resolver.timeline(from: first, to: UTCInstant(nanosecondsSinceEpoch: first.nanosecondsSinceEpoch + 2 * day), entriesOnly: true)
+        #expect(firstDays.filter { $0.entry?.name == "alert" }.count == 2)
+        #expect(UTCInstant(nanosecondsSinceEpoch: .max).since(UTCInstant(nanosecondsSinceEpoch: .min)).value == .max)
+        #expect(UTCInstant(nanosecondsSinceEpoch: .min).since(UTCInstant(nanosecondsSinceEpoch: 1)).value == .min)
+        #expect(UTCInstant.addressable.lowerBound.description == "1900-01-01T00:00:00Z")
+        #expect(UTCInstant.addressable.upperBound.description == "2200-01-01T00:00:00Z")
+    }
+
     @Test("Huge lengths and repeat counts resolve without trapping")
     func hugeLengths() throws {
         let s = try schedule("""

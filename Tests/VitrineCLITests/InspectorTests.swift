@@ -153,6 +153,11 @@ struct InspectorTests {
         let programme = try player.json("/api/programme?from=2026-01-01T00:00:00Z&to=2026-01-01T00:00:10Z")
         #expect(programme["changes"] != nil, "\(programme)")
         #expect(try player.get("/api/programme").status == 400)
+        // Past the times a schedule can be asked about: refused, and the player goes on (it trapped).
+        let late = try player.get("/api/programme?from=2262-04-10T00:00:00Z&to=2262-04-13T00:00:00Z")
+        #expect(late.status == 400)
+        #expect(String(decoding: late.body, as: UTF8.self).contains("1900-01-01 to 2200-01-01 UTC"))
+        #expect(try player.json("/api/status")["state"] as? String == "playing")
     }
 
     /// The field names of docs/inspector.md's `/api/status` table (its rows' first column).

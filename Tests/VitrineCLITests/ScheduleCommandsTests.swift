@@ -102,6 +102,38 @@ struct ScheduleCommandsTests {
         #expect(bad.status != 0)
     }
 
+    @Test("programme answers for the last days a schedule can be asked about and refuses later ones, naming the option, instead of trapping")
+    func programmeAtTheEdgesOfTime() throws {
+        let file = try Self.temporaryFile("""
+            version = 1
+            timezone = "Europe/Berlin"
+            fallback = "idle"
+            [[playlists.idle.items]]
+            url = "rtsp://cam/1"
+            [[playlists.alert.items]]
+            url = "rtsp://cam/2"
+            duration = "30s"
+            [entries.alert]
+            playlist = "alert"
+            interrupt = true
+            start = "08:00"
+            """, name: "edges.toml")
+        defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
+        let last = try Self.vitrine(["programme", file.path, "--from", "2199-12-30", "--to", "2200-01-01", "--entries-only"])
+        #expect(last.status == 0, "\(last.errors)")
+        #expect(last.output.contains("2199-12-31T08:00:00+01:00"), "\(last.output)")
+        let first = try Self.vitrine(["programme", file.path, "--from", "1900-01-01T02:00", "--to", "1900-01-02", "--entries-only"])
+        #expect(first.status == 0, "\(first.errors)")
+        #expect(first.output.contains("1900-01-01T08:00:00+01:00"), "\(first.output)")
+        // 2262-04-10 is within 64-bit nanoseconds but its search for the next change is not: it trapped (status 132).
+        for (from, to, option) in [("2262-04-10", "2262-04-13", "--from"), ("3000-01-01", "3000-01-02", "--from"), ("2026-01-01", "2262-04-13", "--to"), ("1500-01-01", "2026-01-01", "--from")] {
+            let refused = try Self.vitrine(["programme", file.path, "--from", from, "--to", to])
+            #expect(refused.status == 64, "\(from) to \(to): \(refused.errors)")
+            #expect(refused.errors.contains("\(option) \""), "\(refused.errors)")
+            #expect(refused.errors.contains("1900-01-01 to 2200-01-01 UTC"), "\(refused.errors)")
+        }
+    }
+
     static var fixturesAvailable: Bool {
         FileManager.default.fileExists(atPath: root.appendingPathComponent("Fixtures/generated/h264_aac.mp4").path)
     }

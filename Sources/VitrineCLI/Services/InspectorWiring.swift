@@ -74,6 +74,9 @@ enum InspectorWiring {
                 guard let start = schedule.timeZone.parseInstant(from), let end = schedule.timeZone.parseInstant(to), start < end else {
                     return .failure(InspectorError("from and to must be ISO 8601 times, from before to"))
                 }
+                guard UTCInstant.addressable.contains(start), UTCInstant.addressable.contains(end) else {
+                    return .failure(InspectorError("from and to must lie between \(UTCInstant.addressableDescription)"))
+                }
                 return .success(ProgrammeReport(schedule: schedule, from: start, to: end, entriesOnly: false).json())
             },
             logs: logs,
