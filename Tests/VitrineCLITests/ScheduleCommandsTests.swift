@@ -74,22 +74,25 @@ struct ScheduleCommandsTests {
         #expect(missing.output.contains("cannot read the schedule"))
     }
 
+    /// A camera feed, interrupted every day at 08:00 (Berlin) by another for 30 s.
+    static let dailyInterrupt = """
+        version = 1
+        timezone = "Europe/Berlin"
+        fallback = "idle"
+        [[playlists.idle.items]]
+        url = "rtsp://cam/1"
+        [[playlists.alert.items]]
+        url = "rtsp://cam/2"
+        duration = "30s"
+        [entries.alert]
+        playlist = "alert"
+        interrupt = true
+        start = "08:00"
+        """
+
     @Test("programme --json prints the timeline for an interrupt, in local time and UTC")
     func programmeJSON() throws {
-        let file = try Self.temporaryFile("""
-            version = 1
-            timezone = "Europe/Berlin"
-            fallback = "idle"
-            [[playlists.idle.items]]
-            url = "rtsp://cam/1"
-            [[playlists.alert.items]]
-            url = "rtsp://cam/2"
-            duration = "30s"
-            [entries.alert]
-            playlist = "alert"
-            interrupt = true
-            start = "08:00"
-            """, name: "p.toml")
+        let file = try Self.temporaryFile(Self.dailyInterrupt, name: "p.toml")
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let run = try Self.vitrine(["programme", file.path, "--from", "2026-03-30T07:59", "--to", "2026-03-30T08:01", "--json"])
         #expect(run.status == 0, "\(run.errors)")
@@ -104,20 +107,7 @@ struct ScheduleCommandsTests {
 
     @Test("programme answers for the last days a schedule can be asked about and refuses later ones, naming the option, instead of trapping")
     func programmeAtTheEdgesOfTime() throws {
-        let file = try Self.temporaryFile("""
-            version = 1
-            timezone = "Europe/Berlin"
-            fallback = "idle"
-            [[playlists.idle.items]]
-            url = "rtsp://cam/1"
-            [[playlists.alert.items]]
-            url = "rtsp://cam/2"
-            duration = "30s"
-            [entries.alert]
-            playlist = "alert"
-            interrupt = true
-            start = "08:00"
-            """, name: "edges.toml")
+        let file = try Self.temporaryFile(Self.dailyInterrupt, name: "edges.toml")
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let last = try Self.vitrine(["programme", file.path, "--from", "2199-12-30", "--to", "2200-01-01", "--entries-only"])
         #expect(last.status == 0, "\(last.errors)")
