@@ -279,13 +279,13 @@ public struct ScheduleResolver: Sendable {
     /// few days at first, then four times as many each round.
     func nextWinnerChange(after instant: UTCInstant, current: (entry: Entry, occurrence: Occurrence)?, limit: UTCInstant?,
                           searchingAtLeastTo extent: UTCInstant? = nil) -> UTCInstant? {
-        var farthest = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, Int64(horizonDays) * 86_400_000_000_000))
+        var farthest = UTCInstant(nanosecondsSinceEpoch: saturatingSum(instant.nanosecondsSinceEpoch, saturatingProduct(Int64(horizonDays), 86_400_000_000_000)))
         if let extent { farthest = max(farthest, extent) }
         let horizon = min(limit ?? farthest, farthest)
         var chunkStart = instant
         var chunkDays: Int64 = 2
         while chunkStart < horizon {
-            let chunkEnd = min(horizon, UTCInstant(nanosecondsSinceEpoch: saturatingSum(chunkStart.nanosecondsSinceEpoch, chunkDays * 86_400_000_000_000)))
+            let chunkEnd = min(horizon, UTCInstant(nanosecondsSinceEpoch: saturatingSum(chunkStart.nanosecondsSinceEpoch, saturatingProduct(chunkDays, 86_400_000_000_000))))
             var boundaries = Set<UTCInstant>()
             for entry in schedule.entries {
                 for occurrence in occurrences(of: entry, from: chunkStart, to: UTCInstant(nanosecondsSinceEpoch: saturatingSum(chunkEnd.nanosecondsSinceEpoch, 1))) {

@@ -129,8 +129,16 @@ struct PlayCommand: AsyncParsableCommand {
         if !isSchedule && configFile == nil && (startAt != nil || clockOffset != nil || !clockSteps.isEmpty) {
             throw ValidationError("--start-at, --clock-offset and --clock-step apply to a schedule (a .toml or .json file)")
         }
+        if let clockOffset {
+            // The show counts its clock in 64-bit nanoseconds and asks the schedule about it.
+            let shifted = Double(MonotonicClock.wallClockNanosecondsNow()) / 1e9 + clockOffset
+            let addressable = Double(UTCInstant.addressable.lowerBound.secondsSinceEpoch)...Double(UTCInstant.addressable.upperBound.secondsSinceEpoch)
+            guard clockOffset.isFinite, addressable.contains(shifted) else {
+                throw ValidationError("--clock-offset \(clockOffset): the shifted clock must lie between \(UTCInstant.addressableDescription)")
+            }
+        }
         for step in clockSteps where ClockStep(parsing: step) == nil {
-            throw ValidationError("--clock-step '\(step)': expected AFTER=SECONDS, e.g. 10=0.08 (after 10 s, step the clock 80 ms ahead)")
+            throw ValidationError("--clock-step '\(step)': expected AFTER=SECONDS (AFTER 0 to 1e9, SECONDS within ±1e6), e.g. 10=0.08 (after 10 s, step the clock 80 ms ahead)")
         }
         if isSchedule && loop { throw ValidationError("--loop applies to media files; a schedule says what loops") }
         if (simulatedClock || display == "null") && (isSchedule || !screenshotAt.isEmpty || configFile != nil) {
@@ -610,7 +618,7 @@ struct ClockStep: Equatable {
     init?(parsing text: String) {
         let parts = text.split(separator: "=", maxSplits: 1)
         guard parts.count == 2, let after = Double(parts[0]), let seconds = Double(parts[1]),
-              after >= 0, after.isFinite, seconds.isFinite, abs(seconds) < 1e6 else { return nil }
+              (0..<1e9).contains(after), seconds.isFinite, abs(seconds) < 1e6 else { return nil }
         self.after = after
         self.seconds = seconds
     }

@@ -356,6 +356,17 @@ struct ResolverRobustnessTests {
         #expect(firstDays.filter { $0.entry?.name == "alert" }.count == 2)
         #expect(UTCInstant(nanosecondsSinceEpoch: .max).since(UTCInstant(nanosecondsSinceEpoch: .min)).value == .max)
         #expect(UTCInstant(nanosecondsSinceEpoch: .min).since(UTCInstant(nanosecondsSinceEpoch: 1)).value == .min)
+        // A fallback alone: the search for a change runs to the end in chunks four times longer each
+        // round, and a chunk of 131,072 days overflowed its nanoseconds (`programme --to 2199-12-31`).
+        let quiet = ScheduleResolver(schedule: try schedule("""
+            version = 1
+            fallback = "p"
+            [[playlists.p.items]]
+            image = "a.png"
+            duration = "10s"
+            """))
+        let century = quiet.timeline(from: instant("2026-01-01T00:00:00Z"), to: last, entriesOnly: true)
+        #expect(century.count == 1 && century.first?.nextChange == nil)
         #expect(UTCInstant.addressable.lowerBound.description == "1900-01-01T00:00:00Z")
         #expect(UTCInstant.addressable.upperBound.description == "2200-01-01T00:00:00Z")
     }

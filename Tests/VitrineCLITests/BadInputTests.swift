@@ -64,6 +64,17 @@ struct BadInputTests {
         #expect(badTime.stderr.contains("\"abc\" is not a time"))
     }
 
+    @Test("a schedule's clock moved past the times it can be asked about is refused with 64, naming the option (it trapped)",
+          arguments: [["--clock-offset", "1e12"], ["--clock-offset=9e9"], ["--clock-offset=-5e9"], ["--clock-step", "1e300=5"]])
+    func clockPastAddressable(options: [String]) throws {
+        let schedule = CommandRunner.root.appendingPathComponent("Schedules/demo.toml").path
+        let output = try CommandRunner.vitrine(["play", schedule, "--display", "headless", "--no-audio", "--duration", "1"] + options)
+        #expect(output.status == 64, "\(output.stderr)")
+        let option = String(options[0].prefix { $0 != "=" })
+        #expect(output.stderr.contains("\(option) "), "\(output.stderr)")
+        #expect(option == "--clock-step" || output.stderr.contains("1900-01-01 to 2200-01-01 UTC"), "\(output.stderr)")
+    }
+
     @Test("--help works everywhere and documents the exit status", arguments: [[], ["probe"], ["thumbnails"]])
     func help(subcommand: [String]) throws {
         let output = try CommandRunner.vitrine(subcommand + ["--help"])
