@@ -27,6 +27,10 @@ struct ProbeCommand: AsyncParsableCommand {
     @Option(help: "Seconds to wait for opening the input and for each read.")
     var timeout: Double = 15
 
+    func validate() throws {
+        guard timeout > 0, timeout <= 86_400 else { throw ValidationError("--timeout must be a positive number of seconds, at most a day (86400)") }
+    }
+
     func run() async throws {
         let limit = Duration.milliseconds(Int64(max(0.001, timeout) * 1000))
         let asset = Asset(pathOrURL: input, options: .init(openTimeout: limit, readTimeout: limit))

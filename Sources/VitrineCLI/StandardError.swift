@@ -1,3 +1,4 @@
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #elseif canImport(Darwin)
@@ -13,4 +14,13 @@ func printError(_ line: String) {
         if written <= 0 { return }
         offset += written
     }
+}
+
+/// What went wrong with a file, for an operator: the system's words for a file error Foundation
+/// wraps ("Not a directory", "Permission denied"), anything else as it describes itself.
+func fileProblem(_ error: any Error) -> String {
+    if let error = error as? CocoaError, let cause = error.underlying as? POSIXError {
+        return String(cString: strerror(cause.code.rawValue))
+    }
+    return "\(error)"
 }

@@ -46,6 +46,7 @@ struct TestPatternCommand: AsyncParsableCommand {
     var frames: Int?
 
     func validate() throws {
+        guard seconds > 0 else { throw ValidationError("--seconds must be a positive number of seconds") }
         if let frames {
             guard animate else { throw ValidationError("--frames counts animated frames: add --animate") }
             guard frames > 0 else { throw ValidationError("--frames must be a positive number") }

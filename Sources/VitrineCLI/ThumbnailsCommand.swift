@@ -78,7 +78,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
         do {
             try FileManager.default.createDirectory(atPath: out, withIntermediateDirectories: true)
         } catch {
-            printError("vitrine: \(out): cannot create the output directory: \(error)")
+            printError("vitrine: \(out): cannot create the output directory: \(fileProblem(error))")
             throw ExitCode.failure
         }
         let generator = AssetImageGenerator(asset: asset)
@@ -100,7 +100,7 @@ struct ThumbnailsCommand: AsyncParsableCommand {
                     try Data(png).write(to: URL(filePath: path))
                     print(path)
                 } catch {
-                    printError("vitrine: \(path): cannot write the image: \(error)")
+                    printError("vitrine: \(path): cannot write the image: \(fileProblem(error))")
                     failures += 1
                 }
             case .failed(let error):

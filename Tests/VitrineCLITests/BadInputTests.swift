@@ -62,6 +62,23 @@ struct BadInputTests {
         let badTime = try CommandRunner.vitrine(["thumbnails", "x.mp4", "--times", "1,abc", "--out", "/tmp/x"])
         #expect(badTime.status == 64)
         #expect(badTime.stderr.contains("\"abc\" is not a time"))
+        // 1e300 s trapped converting to milliseconds; 0 and nan were taken as 1 ms.
+        for timeout in ["1e300", "0", "nan"] {
+            let probe = try CommandRunner.vitrine(["probe", "--timeout", timeout, "x.mp4"])
+            #expect(probe.status == 64, "\(timeout): \(probe.stderr)")
+            #expect(probe.stderr.contains("--timeout must be a positive number of seconds"), "\(probe.stderr)")
+        }
+        let forever = try CommandRunner.vitrine(["test-pattern", "--display", "headless", "--seconds", "nan"])
+        #expect(forever.status == 64, "\(forever.stderr)")
+    }
+
+    @Test("thumbnails names why its output folder cannot be made, in the system's words")
+    func unwritableOutput() throws {
+        let clip = CommandRunner.root.appendingPathComponent("Fixtures/generated/queue1.mp4").path
+        try #require(FileManager.default.fileExists(atPath: clip), "bash scripts/fixtures.sh makes the fixtures")
+        let output = try CommandRunner.vitrine(["thumbnails", clip, "--times", "1", "--out", "/dev/null/frames"])
+        #expect(output.status == 1)
+        #expect(output.stderr.contains("/dev/null/frames: cannot create the output directory: Not a directory"), "\(output.stderr)")
     }
 
     @Test("a schedule's clock moved past the times it can be asked about is refused with 64, naming the option (it trapped)",
