@@ -2,6 +2,7 @@ import FoundationEssentials
 import Hummingbird
 import Logging
 import NIOCore
+import ServiceLifecycle
 import SystemJournal
 import Threading
 #if canImport(Glibc)
@@ -112,22 +113,33 @@ struct InspectorRoutes: Sendable {
             var headers = HTTPFields()
             headers[.contentType] = "text/event-stream"
             headers[.cacheControl] = "no-store"
-            // Server-Sent Events: the recent tail first, then every new line as it is logged.
+            // Server-Sent Events: the recent tail first, then every new line as it is logged, and
+            // a comment line every 15 s (a client gone is noticed at that write). The stream ends
+            // when the player shuts down: an open one held the shutdown for its 10 s limit.
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                let live = logs.subscribe()
+                let live = LogStreamEvent.events(of: logs, heartbeat: Self.heartbeatInterval)
                 let encoder = JSONEncoder()
                 var last = 0
                 for line in logs.lines(minimumLevel: level, limit: 100) {
                     last = line.sequence
                     try await writer.write(ByteBuffer(string: Self.event(line, encoder)))
                 }
-                for await line in live where line.sequence > last && (Logger.Level(rawValue: line.level) ?? .trace) >= level {
-                    try await writer.write(ByteBuffer(string: Self.event(line, encoder)))
+                for await event in live.cancelOnGracefulShutdown() {
+                    switch event {
+                    case .line(let line):
+                        guard line.sequence > last && (Logger.Level(rawValue: line.level) ?? .trace) >= level else { continue }
+                        try await writer.write(ByteBuffer(string: Self.event(line, encoder)))
+                    case .heartbeat:
+                        try await writer.write(ByteBuffer(string: ":\n\n"))
+                    }
                 }
                 try await writer.finish(nil)
             })
         }
     }
+
+    /// How often `/api/logs/stream` writes a comment line when nothing else is written.
+    static let heartbeatInterval: Duration = .seconds(15)
 
     static func event(_ line: LogRing.Line, _ encoder: JSONEncoder) -> String {
         let data = (try? encoder.encode(line)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"

@@ -160,6 +160,32 @@ struct InspectorTests {
         #expect(try player.json("/api/status")["state"] as? String == "playing")
     }
 
+    @Test("a log stream, abandoned or still read, does not hold the player's shutdown; a quiet stream gets a heartbeat")
+    func logStreamAndShutdown() throws {
+        let player = try Player()
+        // A client that went away: its handler waited for the next line, and the shutdown waited
+        // for the handler until its 10 s limit (exit 0 all the same, ten seconds later).
+        _ = try player.get("/api/logs/stream", extra: ["--max-time", "1"])
+        let streamed = player.folder + "/stream.txt"
+        let reader = try ChildProcess(
+            executable: "curl",
+            arguments: ["-sN", "--max-time", "60", "-H", "Authorization: Bearer \(InspectorTests.token)",
+                        "http://127.0.0.1:\(player.port)/api/logs/stream"],
+            standardOutput: streamed)
+        // The tail, then (nothing else being logged) the heartbeat, a comment line every 15 s.
+        func received() -> String { (try? String(contentsOfFile: streamed, encoding: .utf8)) ?? "" }
+        let deadline = Date().addingTimeInterval(60)
+        while Date() < deadline, !received().contains("data: ") || !received().contains("\n:\n") { usleep(200_000) }
+        #expect(received().contains("\n:\n"), "no heartbeat: \(received().suffix(300))")
+        let start = ContinuousClock.now
+        player.process.terminate(SIGTERM)
+        let took = ContinuousClock.now - start
+        #expect(player.process.wait() == 0)
+        #expect(took < .seconds(8), "the shutdown took \(took): it waited for a log stream")
+        #expect(reader.wait() == 0, "the stream did not end with the player")
+        #expect(received().contains("data: "))
+    }
+
     /// The field names of docs/inspector.md's `/api/status` table (its rows' first column).
     static func documentedStatusFields() throws -> [String] {
         let text = try String(contentsOf: CommandRunner.root.appendingPathComponent("docs/inspector.md"), encoding: .utf8)
