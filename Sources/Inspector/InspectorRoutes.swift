@@ -72,8 +72,13 @@ struct InspectorRoutes: Sendable {
         }
         router.get("/api/logs") { request, _ in
             let query = request.uri.queryParameters
-            let since = query["since"].flatMap { Int($0) } ?? 0
-            let limit = min(query["limit"].flatMap { Int($0) } ?? 500, 10_000)
+            guard let since = query["since"].map({ Int($0) }) ?? 0 else {
+                return Self.problem(.badRequest, "since must be a line's sequence number")
+            }
+            guard let asked = query["limit"].map({ Int($0) }) ?? 500, asked >= 0 else {
+                return Self.problem(.badRequest, "limit must be a whole number of lines, 0 or more (at most 10000 are returned)")
+            }
+            let limit = min(asked, 10_000)
             guard let level = Self.level(query["priority"]) else {
                 return Self.problem(.badRequest, "priority must be one of trace, debug, info, notice, warning, error, critical")
             }

@@ -144,6 +144,10 @@ struct InspectorTests {
         let lines = logs["lines"] as? [[String: Any]] ?? []
         #expect(lines.contains { ($0["message"] as? String ?? "").contains("in effect") }, "\(lines.prefix(5))")
         #expect(try player.get("/api/logs?priority=loud").status == 400)
+        // A negative or unreadable limit answered an empty list, an unreadable since the whole tail.
+        for query in ["limit=-5", "limit=many", "since=yesterday"] {
+            #expect(try player.get("/api/logs?\(query)").status == 400, "\(query)")
+        }
 
         // The stream: the recent tail as Server-Sent Events, then it stays open (curl ends it).
         let stream = try player.get("/api/logs/stream", extra: ["--max-time", "2"])
