@@ -22,10 +22,14 @@ struct SystemdNotifyTests {
         environment["NOTIFY_SOCKET"] = receiver.path
         environment["WATCHDOG_USEC"] = "1000000"  // a ping expected every second: checks every 0.5 s
         environment.removeValue(forKey: "WATCHDOG_PID")
+        // The player's standard error, shown when it exits badly (under ThreadSanitizer it once exited
+        // 66, a report, and the report was lost with its output).
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-notify-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: errors) }
         let player = try ChildProcess(
             executable: ScheduleCommandsTests.executable.path,
             arguments: ["play", "--display", "headless", "--mode", "320x240@25", "--no-audio", "--loop", "--duration", "600", clip],
-            environment: environment)
+            environment: environment, standardError: errors)
         defer { player.terminate(SIGKILL) }
 
         // Ready once a frame is on screen (a slow machine may take a while to start: generous deadline).
@@ -47,7 +51,7 @@ struct SystemdNotifyTests {
         player.terminate(SIGTERM)
         let end = Self.messages(from: receiver, until: { $0.contains { $0.hasPrefix("STOPPING=1") } }, seconds: 10)
         #expect(end.contains { $0.hasPrefix("STOPPING=1") }, "\(end)")
-        #expect(player.wait() == 0)
+        #expect(player.wait() == 0, "\((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
     }
 
     @Test("for a schedule, STATUS names the entry too")
@@ -64,15 +68,17 @@ struct SystemdNotifyTests {
         defer { try? FileManager.default.removeItem(at: schedule.deletingLastPathComponent()) }
         var environment = ProcessInfo.processInfo.environment
         environment["NOTIFY_SOCKET"] = receiver.path
+        let errors = FileManager.default.temporaryDirectory.appendingPathComponent("vitrine-notify-\(UUID().uuidString).log").path
+        defer { try? FileManager.default.removeItem(atPath: errors) }
         let player = try ChildProcess(
             executable: ScheduleCommandsTests.executable.path,
             arguments: ["play", schedule.path, "--display", "headless", "--mode", "320x240@25", "--no-audio"],
-            environment: environment)
+            environment: environment, standardError: errors)
         defer { player.terminate(SIGKILL) }
         let start = Self.messages(from: receiver, until: { $0.contains { $0.hasPrefix("READY=1") } })
         let ready = try #require(start.first { $0.hasPrefix("READY=1") }, "no READY=1 in \(start)")
         #expect(ready.contains("STATUS=fallback: playing queue1.mp4 (item "), "\(ready)")
         player.terminate(SIGTERM)
-        #expect(player.wait() == 0)
+        #expect(player.wait() == 0, "\((try? String(contentsOfFile: errors, encoding: .utf8)) ?? "")")
     }
 }
