@@ -2,7 +2,6 @@ import FoundationEssentials
 import Hummingbird
 import Logging
 import NIOCore
-import ServiceLifecycle
 import SystemJournal
 import Threading
 #if canImport(Glibc)
@@ -122,17 +121,17 @@ struct InspectorRoutes: Sendable {
             // a comment line every 15 s (a client gone is noticed at that write). The stream ends
             // when the player shuts down: an open one held the shutdown for its 10 s limit.
             return Response(status: .ok, headers: headers, body: ResponseBody { writer in
-                let live = LogStreamEvent.events(of: logs, heartbeat: Self.heartbeatInterval)
+                let live = logs.subscribe()
                 let encoder = JSONEncoder()
                 var last = 0
                 for line in logs.lines(minimumLevel: level, limit: 100) {
                     last = line.sequence
                     try await writer.write(ByteBuffer(string: Self.event(line, encoder)))
                 }
-                for await event in live.cancelOnGracefulShutdown() {
+                try await LogStreamEvent.forEach(live, heartbeat: Self.heartbeatInterval) { event in
                     switch event {
                     case .line(let line):
-                        guard line.sequence > last && (Logger.Level(rawValue: line.level) ?? .trace) >= level else { continue }
+                        guard line.sequence > last && (Logger.Level(rawValue: line.level) ?? .trace) >= level else { return }
                         try await writer.write(ByteBuffer(string: Self.event(line, encoder)))
                     case .heartbeat:
                         try await writer.write(ByteBuffer(string: ":\n\n"))
