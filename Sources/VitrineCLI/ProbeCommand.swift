@@ -32,7 +32,7 @@ struct ProbeCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let limit = Duration.milliseconds(Int64(max(0.001, timeout) * 1000))
+        let limit = Duration.seconds(timeout)
         let asset = Asset(pathOrURL: input, options: .init(openTimeout: limit, readTimeout: limit))
         let report: ProbeReport
         do {

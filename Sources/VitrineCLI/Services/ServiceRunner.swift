@@ -19,6 +19,8 @@ enum ServiceRunner {
     /// Runs the group; returns when every service has stopped. Throws when a service failed or
     /// the shutdown ran past its bound.
     static func run(_ services: [any Service], logger: Logger) async throws {
+        // The names of the services whose task the group cancelled: appended by each one's
+        // CancellationWatch as its task ends, read here once the group has returned.
         let cancelled = LockedValue<[String]>([])
         let watched = services.map { CancellationWatch(service: $0, cancelled: cancelled) }
         var configurations = watched.dropLast().map { ServiceGroupConfiguration.ServiceConfiguration(service: $0) }
@@ -51,9 +53,12 @@ struct ShutdownOverrun: Error, CustomStringConvertible {
 
 /// Runs a service for the group and notes it when its task was cancelled: the group cancels only
 /// what is still running once the graceful shutdown's bound has passed.
-private struct CancellationWatch: Service {
+private struct CancellationWatch: Service, CustomStringConvertible {
     let service: any Service
     let cancelled: LockedValue<[String]>
+
+    /// The group's own log lines name the service watched, not the watch.
+    var description: String { "\(service)" }
 
     func run() async throws {
         defer {
